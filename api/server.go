@@ -1,0 +1,117 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
+
+	"github.com/docket/docket/blobstore"
+	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/projections"
+)
+
+// Config holds the API's settings. The zero value of each field means its
+// documented default; Validate fills them in.
+type Config struct {
+	// MaxUpload is the largest accepted document, in bytes. Default 25 MiB.
+	MaxUpload int64
+	// StatusRate is how many status requests (GET batch, GET document) an org
+	// may make per minute on one node. Default 120.
+	StatusRate int
+	// WriteWait bounds how long a write waits for its own events to be
+	// applied before answering from the event itself. Default 10 s.
+	WriteWait time.Duration
+	// PageSize is the default page length of listings. Default 50; at most
+	// MaxPageSize (1000).
+	PageSize int
+}
+
+// MaxPageSize caps the limit parameter of every listing.
+const MaxPageSize = 1000
+
+// Validate fills defaults and rejects impossible settings.
+func (c *Config) Validate() error {
+	if c.MaxUpload == 0 {
+		c.MaxUpload = blobstore.DefaultMaxSize
+	}
+	if c.StatusRate == 0 {
+		c.StatusRate = 120
+	}
+	if c.WriteWait == 0 {
+		c.WriteWait = 10 * time.Second
+	}
+	if c.PageSize == 0 {
+		c.PageSize = 50
+	}
+	switch {
+	case c.MaxUpload < 0:
+		return errorf("MaxUpload must be positive")
+	case c.StatusRate < 0:
+		return errorf("StatusRate must be positive")
+	case c.PageSize < 0 || c.PageSize > MaxPageSize:
+		return errorf("PageSize must be between 1 and %d", MaxPageSize)
+	}
+	return nil
+}
+
+// Server serves the HTTP API.
+type Server struct {
+	cfg    Config
+	views  *projections.Views
+	store  *eventstore.Store
+	blobs  blobstore.Store
+	log    zerolog.Logger
+	limits *limiter
+	ready  func(context.Context) error
+}
+
+// New builds a server. ready reports whether the node can serve (/readyz).
+func New(cfg Config, views *projections.Views, store *eventstore.Store, blobs blobstore.Store, log zerolog.Logger, ready func(context.Context) error) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg: cfg, views: views, store: store, blobs: blobs, log: log,
+		limits: newLimiter(cfg.StatusRate, time.Minute), ready: ready,
+	}, nil
+}
+
+// Handler returns the routed handler with its middleware.
+func (s *Server) Handler() http.Handler {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, ErrNotFound) })
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, ErrMethodNotAllowed) })
+	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
+	r.HandleFunc("/openapi.json", serveOpenAPI).Methods(http.MethodGet)
+
+	v1 := r.PathPrefix("/v1").Subrouter()
+	v1.Use(s.authenticate)
+	v1.HandleFunc("/batches", s.listBatches).Methods(http.MethodGet)
+	v1.HandleFunc("/batches/{batch_name}", s.limited(s.getBatch)).Methods(http.MethodGet)
+	v1.HandleFunc("/batches/{batch_name}", s.deleteBatch).Methods(http.MethodDelete)
+	v1.HandleFunc("/batches/{batch_name}/documents", s.uploadToBatch).Methods(http.MethodPost)
+	v1.HandleFunc("/batches/{batch_name}/process", s.processBatch).Methods(http.MethodPost)
+	v1.HandleFunc("/batches/{batch_name}/results", s.batchResults).Methods(http.MethodGet)
+	v1.HandleFunc("/documents/{id}", s.limited(s.getDocument)).Methods(http.MethodGet)
+	v1.NotFoundHandler = r.NotFoundHandler
+	v1.MethodNotAllowedHandler = r.MethodNotAllowedHandler
+	return s.recoverer(s.requestContext(r))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.ready != nil {
+		if err := s.ready(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not_ready", "reason": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,159 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/docket/docket/blobstore"
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+)
+
+// upload is a parsed multipart upload whose bytes are already stored.
+type upload struct {
+	blob        blobstore.Blob
+	fileName    string
+	contentType string
+	reference   string
+}
+
+// readUpload streams the multipart body: the "file" part goes straight into
+// the blob store (content-addressed, so a failed request leaves at most an
+// unreferenced blob and never a half-written one); "reference" is small text.
+func (s *Server) readUpload(r *http.Request, w http.ResponseWriter) (upload, error) {
+	var up upload
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return up, fmt.Errorf("%w: send multipart/form-data with a \"file\" part", ErrUnsupportedMedia)
+	}
+	// The body may exceed the document by the multipart framing and the
+	// reference; past that the request is cut off.
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+64<<10)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return up, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	gotFile := false
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return up, bodyError(err)
+		}
+		switch part.FormName() {
+		case "file":
+			if gotFile {
+				return up, fmt.Errorf("%w: more than one \"file\" part", ErrInvalid)
+			}
+			gotFile = true
+			up.fileName = cleanFileName(part.FileName())
+			up.contentType = part.Header.Get("Content-Type")
+			if _, _, err := mime.ParseMediaType(up.contentType); err != nil {
+				up.contentType = "application/octet-stream"
+			}
+			up.blob, err = s.blobs.Put(r.Context(), part)
+			if err != nil {
+				return up, bodyError(err)
+			}
+		case "reference":
+			b, err := io.ReadAll(io.LimitReader(part, 4<<10))
+			if err != nil {
+				return up, bodyError(err)
+			}
+			up.reference = string(b)
+			if err := domain.ValidateReference(up.reference); err != nil {
+				return up, err
+			}
+		default:
+			return up, fmt.Errorf("%w: unexpected form field %q (expected \"file\" and optional \"reference\")", ErrInvalid, part.FormName())
+		}
+		part.Close()
+	}
+	if !gotFile {
+		return up, fmt.Errorf("%w: the \"file\" part is missing", ErrInvalid)
+	}
+	return up, nil
+}
+
+// bodyError classifies a failure while reading the body.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case blobstore.IsClientError(err):
+		return err
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, multipart.ErrMessageTooLarge):
+		return fmt.Errorf("%w: truncated or malformed multipart body", ErrInvalid)
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: body read timed out", ErrInvalid)
+	}
+	return fmt.Errorf("%w: reading body: %w", ErrInvalid, err)
+}
+
+// cleanFileName keeps the last path element of a client-supplied name and
+// drops anything that is not printable UTF-8.
+func cleanFileName(name string) string {
+	name = strings.ReplaceAll(name, "\\", "/")
+	name = path.Base(name)
+	if !utf8.ValidString(name) {
+		name = strings.ToValidUTF8(name, "")
+	}
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "." || name == "/" || name == "" {
+		name = "document"
+	}
+	if len(name) > 255 {
+		name = name[:255]
+		name = strings.ToValidUTF8(name, "")
+	}
+	return name
+}
+
+func (s *Server) uploadToBatch(w http.ResponseWriter, r *http.Request) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	up, err := s.readUpload(r, w)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	fp := strings.Join([]string{name, up.blob.Key, up.fileName, up.contentType, up.reference}, "\x00")
+	s.idempotent(w, r, fp, func() (result, error) {
+		ev := &domain.DocumentUploaded{
+			Meta: s.meta(r), DocumentID: eventstore.NewID("doc_"), BatchName: &name, FileName: up.fileName,
+			ContentType: up.contentType, Size: up.blob.Size, BlobKey: up.blob.Key, Reference: optional(up.reference),
+		}
+		pos, err := s.store.Append(r.Context(), ev)
+		if err != nil {
+			return result{}, err
+		}
+		if err := s.wait(r.Context(), pos); err == nil {
+			if d, err := s.views.Document(orgOf(r), ev.DocumentID); err == nil {
+				return result{http.StatusCreated, renderDocument(d)}, nil
+			}
+		}
+		// Accepted but not yet visible here: answer from the event itself.
+		d, _ := domain.Document{}.Apply(ev)
+		return result{http.StatusCreated, renderDocument(d)}, nil
+	})
+}

@@ -1,0 +1,261 @@
+package blobstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Store is implemented by the filesystem store now and an S3 store later.
+type Store interface {
+	// Put streams r into the store, enforcing the size limit, and returns
+	// the content address (hex SHA-256) and size.
+	Put(ctx context.Context, r io.Reader) (Blob, error)
+	// Open returns the bytes of the blob stored under key. The caller
+	// must close it.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	// Stat returns the blob stored under key without reading it.
+	Stat(ctx context.Context, key string) (Blob, error)
+}
+
+// Blob identifies stored content.
+type Blob struct {
+	Key  string // lowercase hex SHA-256 of the content
+	Size int64  // length in bytes
+}
+
+// FS is a Store on a local filesystem. Blobs live at <dir>/<key[0:2]>/<key>;
+// the two-character fan-out keeps directories small enough to list.
+//
+// An FS is safe for concurrent use. A directory must be owned by a single
+// process, because NewFS deletes whatever it finds in <dir>/tmp.
+type FS struct {
+	dir     string
+	tmp     string
+	maxSize int64
+}
+
+var _ Store = (*FS)(nil)
+
+const (
+	tmpDirName = "tmp"
+	keyLen     = sha256.Size * 2
+	copyBuf    = 32 << 10
+)
+
+// NewFS opens (creating if needed) a store rooted at dir. Temporary files
+// left in <dir>/tmp by a crashed Put are removed: none of them was ever
+// visible under a key, so they are garbage.
+func NewFS(dir string, opts ...Option) (*FS, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxSize <= 0 {
+		return nil, fmt.Errorf("blobstore: max size must be positive, got %d", cfg.maxSize)
+	}
+	if dir == "" {
+		return nil, errors.New("blobstore: empty directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: resolve %s: %w", dir, err)
+	}
+	tmp := filepath.Join(abs, tmpDirName)
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("blobstore: clean temp dir: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o750); err != nil {
+		return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
+	}
+	// All 256 shard directories are created and made durable up front, so
+	// Put never has to wonder whether another goroutine's new shard entry
+	// has reached the disk yet.
+	for i := range 256 {
+		shard := filepath.Join(abs, fmt.Sprintf("%02x", i))
+		if err := os.Mkdir(shard, 0o750); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("blobstore: create shard dir: %w", err)
+		}
+	}
+	if err := syncDir(abs); err != nil {
+		return nil, err
+	}
+	return &FS{dir: abs, tmp: tmp, maxSize: cfg.maxSize}, nil
+}
+
+// Put implements Store. Cancelling ctx is noticed between reads; a Read that
+// blocks forever must be unblocked by its owner (e.g. a request deadline).
+func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
+	if err := ctx.Err(); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: put: %w", err)
+	}
+	f, err := os.CreateTemp(s.tmp, "put-*")
+	if err != nil {
+		return Blob{}, fmt.Errorf("blobstore: create temp file: %w", err)
+	}
+	tmpName := f.Name()
+	closed := false
+	defer func() {
+		// Whatever happened, the temp file must not outlive Put: on
+		// success it was renamed away or was a duplicate.
+		if !closed {
+			f.Close()
+		}
+		if rmErr := os.Remove(tmpName); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
+			err = fmt.Errorf("blobstore: remove temp file: %w", rmErr)
+			blob = Blob{}
+		}
+	}()
+
+	size, sum, err := s.copy(ctx, f, r)
+	if err != nil {
+		return Blob{}, err
+	}
+	if err := f.Sync(); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: sync temp file: %w", err)
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: close temp file: %w", err)
+	}
+
+	key := hex.EncodeToString(sum)
+	blob = Blob{Key: key, Size: size}
+	final := s.path(key)
+
+	// Same key means same content, so an existing blob of the right size is
+	// this one. A size mismatch can only be damage; overwrite it.
+	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		return blob, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: put: %w", err)
+	}
+
+	shard := filepath.Dir(final)
+	// Concurrent Puts of the same content may both get here; rename
+	// atomically replaces identical bytes, so the loser is harmless.
+	if err := os.Rename(tmpName, final); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: rename into place: %w", err)
+	}
+	if err := syncDir(shard); err != nil {
+		return Blob{}, err
+	}
+	return blob, nil
+}
+
+// copy streams r into w while hashing, reading at most maxSize+1 bytes so an
+// oversized body is detected without consuming the rest of it.
+func (s *FS) copy(ctx context.Context, w io.Writer, r io.Reader) (int64, []byte, error) {
+	h := sha256.New()
+	lr := io.LimitReader(r, s.maxSize+1)
+	buf := make([]byte, copyBuf)
+	var size int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, fmt.Errorf("blobstore: put: %w", err)
+		}
+		n, rerr := lr.Read(buf)
+		if n > 0 {
+			if size+int64(n) > s.maxSize {
+				return 0, nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.maxSize)
+			}
+			size += int64(n)
+			h.Write(buf[:n])
+			if _, err := w.Write(buf[:n]); err != nil {
+				return 0, nil, fmt.Errorf("blobstore: write temp file: %w", err)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return 0, nil, fmt.Errorf("blobstore: read: %w", rerr)
+		}
+	}
+	if size == 0 {
+		return 0, nil, ErrEmpty
+	}
+	return size, h.Sum(nil), nil
+}
+
+// Open implements Store.
+func (s *FS) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := validKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("blobstore: open: %w", err)
+	}
+	f, err := os.Open(s.path(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: open %s: %w", key, err)
+	}
+	return f, nil
+}
+
+// Stat implements Store.
+func (s *FS) Stat(ctx context.Context, key string) (Blob, error) {
+	if err := validKey(key); err != nil {
+		return Blob{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: stat: %w", err)
+	}
+	fi, err := os.Stat(s.path(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return Blob{}, fmt.Errorf("%w: %s", ErrNotFound, key)
+	}
+	if err != nil {
+		return Blob{}, fmt.Errorf("blobstore: stat %s: %w", key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Blob{}, fmt.Errorf("blobstore: stat %s: not a regular file", key)
+	}
+	return Blob{Key: key, Size: fi.Size()}, nil
+}
+
+// path must only be called with a validated key.
+func (s *FS) path(key string) string {
+	return filepath.Join(s.dir, key[:2], key)
+}
+
+// validKey accepts exactly what Put produces, which leaves no room for
+// separators, dots or anything else a path could be built from.
+func validKey(key string) error {
+	if len(key) != keyLen {
+		return fmt.Errorf("%w: want %d hex characters, got %d", ErrInvalidKey, keyLen, len(key))
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return fmt.Errorf("%w: character %d is not lowercase hex", ErrInvalidKey, i)
+		}
+	}
+	return nil
+}
+
+// syncDir makes directory entry changes (a rename, a new subdirectory)
+// durable; fsyncing the file alone does not.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("blobstore: open dir for sync: %w", err)
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return fmt.Errorf("blobstore: sync dir: %w", err)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("blobstore: close dir: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,456 @@
+package blobstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func setup(t testing.TB, opts ...Option) (*FS, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := NewFS(dir, opts...)
+	if err != nil {
+		t.Fatalf("NewFS: %v", err)
+	}
+	return s, dir
+}
+
+// files lists the regular files under dir, relative to it; directories are
+// expected (shards, tmp) and ignored.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk: %v", err)
+	}
+	return out
+}
+
+func assertNoFiles(t *testing.T, dir string) {
+	t.Helper()
+	if got := files(t, dir); len(got) != 0 {
+		t.Fatalf("files left behind: %v", got)
+	}
+}
+
+func keyOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	ctx := context.Background()
+	body := []byte("%PDF-1.7 pretend this is a document")
+
+	blob, err := s.Put(ctx, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if want := (Blob{Key: keyOf(body), Size: int64(len(body))}); blob != want {
+		t.Fatalf("Put = %+v, want %+v", blob, want)
+	}
+	want := filepath.Join(blob.Key[:2], blob.Key)
+	if got := files(t, dir); len(got) != 1 || got[0] != want {
+		t.Fatalf("files = %v, want [%s]", got, want)
+	}
+
+	st, err := s.Stat(ctx, blob.Key)
+	if err != nil {
+		t.Fatalf("Stat: %v", err)
+	}
+	if st != blob {
+		t.Fatalf("Stat = %+v, want %+v", st, blob)
+	}
+
+	rc, err := s.Open(ctx, blob.Key)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if !bytes.Equal(got, body) {
+		t.Fatalf("read %q, want %q", got, body)
+	}
+}
+
+func TestPutSameContentTwice(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	ctx := context.Background()
+	body := []byte("same bytes")
+
+	a, err := s.Put(ctx, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("first Put: %v", err)
+	}
+	b, err := s.Put(ctx, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("second Put: %v", err)
+	}
+	if a != b {
+		t.Fatalf("blobs differ: %+v vs %+v", a, b)
+	}
+	if got := files(t, dir); len(got) != 1 {
+		t.Fatalf("files = %v, want exactly one", got)
+	}
+}
+
+func TestPutRepairsDamagedBlob(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	ctx := context.Background()
+	body := []byte("will be truncated on disk")
+	key := keyOf(body)
+	if err := os.WriteFile(filepath.Join(dir, key[:2], key), body[:3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, bytes.NewReader(body)); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	st, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatalf("Stat: %v", err)
+	}
+	if st.Size != int64(len(body)) {
+		t.Fatalf("size = %d, want %d", st.Size, len(body))
+	}
+}
+
+func TestPutEmpty(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	_, err := s.Put(context.Background(), strings.NewReader(""))
+	if !errors.Is(err, ErrEmpty) {
+		t.Fatalf("err = %v, want ErrEmpty", err)
+	}
+	if !IsClientError(err) {
+		t.Fatalf("IsClientError(%v) = false", err)
+	}
+	assertNoFiles(t, dir)
+}
+
+// countingReader serves an endless stream and records how much was taken,
+// to prove Put stops reading once the limit is exceeded.
+type countingReader struct{ n int64 }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+func TestPutSizeLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 100
+
+	t.Run("exactly at limit", func(t *testing.T) {
+		t.Parallel()
+		s, dir := setup(t, MaxSize(limit))
+		blob, err := s.Put(context.Background(), bytes.NewReader(bytes.Repeat([]byte("a"), limit)))
+		if err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		if blob.Size != limit {
+			t.Fatalf("size = %d, want %d", blob.Size, limit)
+		}
+		if got := files(t, dir); len(got) != 1 {
+			t.Fatalf("files = %v, want one", got)
+		}
+	})
+
+	t.Run("one over", func(t *testing.T) {
+		t.Parallel()
+		s, dir := setup(t, MaxSize(limit))
+		_, err := s.Put(context.Background(), bytes.NewReader(bytes.Repeat([]byte("a"), limit+1)))
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("err = %v, want ErrTooLarge", err)
+		}
+		if !IsClientError(err) {
+			t.Fatalf("IsClientError(%v) = false", err)
+		}
+		assertNoFiles(t, dir)
+	})
+
+	t.Run("stops reading", func(t *testing.T) {
+		t.Parallel()
+		s, dir := setup(t, MaxSize(limit))
+		r := &countingReader{}
+		_, err := s.Put(context.Background(), r)
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("err = %v, want ErrTooLarge", err)
+		}
+		if r.n > limit+1 {
+			t.Fatalf("read %d bytes, want at most %d", r.n, limit+1)
+		}
+		assertNoFiles(t, dir)
+	})
+}
+
+var errBoom = errors.New("boom")
+
+// failingReader yields some bytes, then fails, like a dropped connection.
+type failingReader struct {
+	data []byte
+	done bool
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.done {
+		return 0, errBoom
+	}
+	f.done = true
+	return copy(p, f.data), nil
+}
+
+func TestPutReadErrorLeavesNothing(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	_, err := s.Put(context.Background(), &failingReader{data: []byte("partial upload")})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("err = %v, want errBoom", err)
+	}
+	if IsClientError(err) {
+		t.Fatalf("IsClientError(%v) = true for a read failure", err)
+	}
+	assertNoFiles(t, dir)
+}
+
+// cancelingReader cancels its context after the first read, simulating a
+// client going away mid-upload.
+type cancelingReader struct {
+	cancel context.CancelFunc
+	reads  int
+}
+
+func (c *cancelingReader) Read(p []byte) (int, error) {
+	c.reads++
+	if c.reads > 1 {
+		return 0, errors.New("read after cancel")
+	}
+	c.cancel()
+	return copy(p, "some bytes"), nil
+}
+
+func TestPutContextCanceled(t *testing.T) {
+	t.Parallel()
+
+	t.Run("before", func(t *testing.T) {
+		t.Parallel()
+		s, dir := setup(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := s.Put(ctx, strings.NewReader("data"))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		assertNoFiles(t, dir)
+	})
+
+	t.Run("midway", func(t *testing.T) {
+		t.Parallel()
+		s, dir := setup(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := &cancelingReader{cancel: cancel}
+		_, err := s.Put(ctx, r)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if r.reads != 1 {
+			t.Fatalf("reads = %d, want 1", r.reads)
+		}
+		assertNoFiles(t, dir)
+	})
+}
+
+func TestInvalidKeys(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	valid := keyOf([]byte("x"))
+	keys := []string{
+		"",
+		"../etc/passwd",
+		"../../../../../../../../../../../../../../../../../../etc/passwd",
+		"tmp",
+		strings.ToUpper(valid),
+		valid[:63],
+		valid + "0",
+		"../" + valid[3:],
+		valid[:2] + "/" + valid[3:],
+		valid[:63] + "\x00",
+		strings.Repeat("g", 64),
+	}
+	for _, key := range keys {
+		if _, err := s.Stat(ctx, key); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("Stat(%q) err = %v, want ErrInvalidKey", key, err)
+		} else if !IsClientError(err) {
+			t.Errorf("IsClientError(%v) = false", err)
+		}
+		rc, err := s.Open(ctx, key)
+		if !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("Open(%q) err = %v, want ErrInvalidKey", key, err)
+		}
+		if rc != nil {
+			rc.Close()
+			t.Errorf("Open(%q) returned a reader", key)
+		}
+	}
+}
+
+func TestUnknownKey(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	key := keyOf([]byte("never stored"))
+
+	_, err := s.Stat(ctx, key)
+	if !errors.Is(err, ErrNotFound) || !IsNotFound(err) {
+		t.Fatalf("Stat err = %v, want ErrNotFound", err)
+	}
+	if IsClientError(err) {
+		t.Fatalf("IsClientError(%v) = true", err)
+	}
+	rc, err := s.Open(ctx, key)
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Open err = %v, want ErrNotFound", err)
+	}
+	if rc != nil {
+		t.Fatal("Open returned a reader for an unknown key")
+	}
+}
+
+func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	ctx := context.Background()
+	kept, err := s.Put(ctx, strings.NewReader("survives restart"))
+	if err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+
+	// Simulate a crash mid-Put: a half-written temp file, plus a stray
+	// subdirectory for good measure.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.WriteFile(filepath.Join(tmp, "put-123456"), []byte("half a blo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, "stray"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "stray", "f"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s2, err := NewFS(dir)
+	if err != nil {
+		t.Fatalf("NewFS: %v", err)
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatalf("read tmp: %v", err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("tmp not cleaned: %v", entries)
+	}
+	if _, err := s2.Stat(ctx, kept.Key); err != nil {
+		t.Fatalf("stored blob lost on restart: %v", err)
+	}
+}
+
+func TestNewFSRejectsBadMaxSize(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int64{0, -1} {
+		if _, err := NewFS(t.TempDir(), MaxSize(n)); err == nil {
+			t.Errorf("NewFS(MaxSize(%d)) succeeded", n)
+		}
+	}
+}
+
+func TestConcurrentPutSameContent(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("concurrent "), 10_000)
+	want := Blob{Key: keyOf(body), Size: int64(len(body))}
+
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			blob, err := s.Put(ctx, bytes.NewReader(body))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if blob != want {
+				errs <- fmt.Errorf("blob = %+v, want %+v", blob, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := files(t, dir); len(got) != 1 {
+		t.Fatalf("files = %v, want exactly one", got)
+	}
+	rc, err := s.Open(ctx, want.Key)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("content mismatch (err %v)", err)
+	}
+}
+
+func BenchmarkPut(b *testing.B) {
+	for _, size := range []int{1 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			s, _ := setup(b)
+			ctx := context.Background()
+			body := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				// Vary the content so every iteration writes a new
+				// blob instead of hitting the duplicate fast path.
+				body[0], body[1], body[2], body[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
+				if _, err := s.Put(ctx, bytes.NewReader(body)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

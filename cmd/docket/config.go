@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docket/docket/api"
+	"github.com/docket/docket/blobstore"
+)
+
+// Config is the configuration of `docket serve`. Every field is a flag and
+// also reads the environment variable DOCKET_<FLAG NAME IN UPPER SNAKE CASE>;
+// a flag given on the command line wins over the environment.
+type Config struct {
+	// DataDir holds the embedded broker's log, the views, the blobs and the
+	// default org's API key. Default "./docket-data".
+	DataDir string
+	// Listen is the HTTP address. Default "127.0.0.1:8080".
+	Listen string
+	// BrokerListen is the embedded broker's address when no external brokers
+	// are given; ":0" picks any free port. The bound address is written to
+	// <DataDir>/broker.addr. Default "127.0.0.1:9092".
+	BrokerListen string
+	// KafkaBrokers, when set, is a comma-separated list of an external
+	// cluster's brokers; the embedded broker is then not started.
+	// Default "" (embedded).
+	KafkaBrokers string
+	// TopicPrefix names the topics (<prefix>.events, <prefix>.work) and the
+	// consumer groups (<prefix>-duties, <prefix>-workers). Default "docket".
+	TopicPrefix string
+	// Partitions is the partition count of newly created topics. Default 12.
+	Partitions int
+	// WorkerConcurrency is how many documents this node processes at once.
+	// Default 4.
+	WorkerConcurrency int
+	// DocumentTimeout bounds one document's processing. Default 2m.
+	DocumentTimeout time.Duration
+	// MaxPages fails longer documents with too_many_pages. Default 500.
+	MaxPages int
+	// MaxUpload is the largest accepted document in bytes. Default 25 MiB.
+	MaxUpload int64
+	// StatusRate is the per-org limit of status requests per minute. Default 120.
+	StatusRate int
+	// LogFormat is "json" or "console". Default "json".
+	LogFormat string
+	// LogLevel is a zerolog level name. Default "info".
+	LogLevel string
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	if c.TopicPrefix == "" || strings.ContainsAny(c.TopicPrefix, "/ ") {
+		errs = append(errs, errors.New("--topic-prefix must be a non-empty topic name part"))
+	}
+	if c.Partitions < 1 || c.Partitions > 1000 {
+		errs = append(errs, errors.New("--partitions must be between 1 and 1000"))
+	}
+	if c.WorkerConcurrency < 1 {
+		errs = append(errs, errors.New("--worker-concurrency must be at least 1"))
+	}
+	if c.DocumentTimeout <= 0 {
+		errs = append(errs, errors.New("--document-timeout must be positive"))
+	}
+	if c.MaxPages < 1 {
+		errs = append(errs, errors.New("--max-pages must be at least 1"))
+	}
+	if c.MaxUpload < 1 {
+		errs = append(errs, errors.New("--max-upload must be positive"))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		errs = append(errs, errors.New("--log-format must be json or console"))
+	}
+	return errors.Join(errs...)
+}
+
+// Brokers splits KafkaBrokers.
+func (c *Config) Brokers() []string {
+	var out []string
+	for _, b := range strings.Split(c.KafkaBrokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// bindFlags registers the flags with their defaults, which the environment
+// may override.
+func (c *Config) bindFlags(fs *flag.FlagSet) {
+	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, env(name, def), usage) }
+	integer := func(p *int, name string, def int, usage string) {
+		v, _ := strconv.Atoi(env(name, strconv.Itoa(def)))
+		fs.IntVar(p, name, v, usage)
+	}
+	str(&c.DataDir, "data-dir", "./docket-data", "directory for the log, views, blobs and api-key")
+	str(&c.Listen, "listen", "127.0.0.1:8080", "HTTP listen address")
+	str(&c.BrokerListen, "broker-listen", "127.0.0.1:9092", "embedded broker address (:0 for any port)")
+	str(&c.KafkaBrokers, "kafka-brokers", "", "external Kafka brokers host:port,... (default: embedded broker)")
+	str(&c.TopicPrefix, "topic-prefix", "docket", "prefix of topic and consumer group names")
+	integer(&c.Partitions, "partitions", 12, "partitions of newly created topics")
+	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
+	d, _ := time.ParseDuration(env("document-timeout", "2m"))
+	fs.DurationVar(&c.DocumentTimeout, "document-timeout", d, "time limit for one document")
+	integer(&c.MaxPages, "max-pages", 500, "page limit for one document")
+	mu, _ := strconv.ParseInt(env("max-upload", strconv.FormatInt(blobstore.DefaultMaxSize, 10)), 10, 64)
+	fs.Int64Var(&c.MaxUpload, "max-upload", mu, "largest accepted document in bytes")
+	integer(&c.StatusRate, "status-rate", 120, "status requests per org per minute")
+	str(&c.LogFormat, "log-format", "json", "json or console")
+	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+// env reads DOCKET_<NAME> for flag name, or returns def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("DOCKET_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
+func (c *Config) apiConfig() api.Config {
+	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate}
+}
+
+func usageError(format string, args ...any) error { return fmt.Errorf("usage: "+format, args...) }

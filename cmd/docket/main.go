@@ -1,0 +1,91 @@
+// Command docket is the one binary of the docket service.
+//
+//	docket serve           run a node (API, views, duties, worker; embedded broker by default)
+//	docket orgs create N   create an organisation and print its API key
+//	docket bench           drive the full lifecycle and print throughput and latency
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "docket:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError("docket serve|orgs|bench [flags]")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "orgs":
+		return orgs(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench [flags]; docket CMD -h for flags")
+		return nil
+	}
+	return usageError("unknown command %q", args[0])
+}
+
+func newLogger(format, level string, w io.Writer) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	if format == "console" {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	var cfg Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.bindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	n, err := startNode(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info().Msg("shutting down")
+			n.close()
+			return nil
+		case <-ticker.C:
+			if err := n.failed(); err != nil {
+				n.close()
+				return errors.Join(errors.New("a component failed"), err)
+			}
+		}
+	}
+}

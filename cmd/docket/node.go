@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/docket/docket/api"
+	"github.com/docket/docket/blobstore"
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/projections"
+	"github.com/docket/docket/worker"
+)
+
+// node is one running docket process: broker (when embedded), views,
+// duties, worker and HTTP API.
+type node struct {
+	cfg      Config
+	log      zerolog.Logger
+	broker   *eventstore.Embedded
+	store    *eventstore.Store
+	views    *projections.Views
+	blobs    *blobstore.FS
+	http     *http.Server
+	httpAddr string
+	startEnd map[int32]int64 // log end offsets at start: ready once applied
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errMu  sync.Mutex
+	err    error
+}
+
+// startNode starts everything and returns once the views have caught up with
+// the log as it was at start, so the HTTP API never serves a stale past.
+func startNode(ctx context.Context, cfg Config, log zerolog.Logger) (n *node, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	n = &node{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			n.close()
+		}
+	}()
+	nodeID, err := readOrCreate(filepath.Join(cfg.DataDir, "node-id"), func() string { return eventstore.NewID("node_") })
+	if err != nil {
+		return nil, err
+	}
+	seeds := cfg.Brokers()
+	if len(seeds) == 0 {
+		n.broker, err = eventstore.StartEmbedded(filepath.Join(cfg.DataDir, "kafka"), cfg.BrokerListen, int32(cfg.Partitions))
+		if err != nil {
+			return nil, err
+		}
+		seeds = []string{n.broker.Addr()}
+		if err := writeFileAtomic(filepath.Join(cfg.DataDir, "broker.addr"), []byte(n.broker.Addr()+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		log.Info().Str("addr", n.broker.Addr()).Msg("embedded Kafka broker listening")
+	}
+	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	n.store, err = eventstore.Open(openCtx, seeds, eventstore.Prefix(cfg.TopicPrefix), eventstore.Partitions(int32(cfg.Partitions)), eventstore.Logger(log))
+	if err != nil {
+		return nil, err
+	}
+	n.blobs, err = blobstore.NewFS(filepath.Join(cfg.DataDir, "blobs"), blobstore.MaxSize(cfg.MaxUpload))
+	if err != nil {
+		return nil, err
+	}
+	n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), projections.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	if n.startEnd, err = n.store.EndOffsets(openCtx); err != nil {
+		return nil, err
+	}
+
+	runCtx, stop := context.WithCancel(context.Background())
+	n.cancel = stop
+	n.goRun("projections", func() error { return n.views.Run(runCtx, n.store, nil) })
+	if err := n.waitCaughtUp(ctx); err != nil {
+		return nil, err
+	}
+	d := &projections.Dispatcher{Store: n.store, Views: n.views, Instance: nodeID + "-duties", Log: log}
+	n.goRun("dispatcher", func() error { return d.Run(runCtx) })
+	w := worker.New(n.store, n.blobs,
+		worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
+		worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log))
+	n.goRun("worker", func() error { return w.Run(runCtx) })
+
+	if err := n.ensureDefaultOrg(ctx); err != nil {
+		return nil, err
+	}
+	srv, err := api.New(cfg.apiConfig(), n.views, n.store, n.blobs, log, n.ready)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	n.httpAddr = ln.Addr().String()
+	n.http = &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	n.goRun("http", func() error {
+		if err := n.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	log.Info().Str("addr", "http://"+n.httpAddr).Msg("docket API listening")
+	return n, nil
+}
+
+func (n *node) goRun(name string, fn func() error) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := fn(); err != nil {
+			n.log.Error().Err(err).Str("component", name).Msg("component stopped")
+			n.errMu.Lock()
+			if n.err == nil {
+				n.err = fmt.Errorf("%s: %w", name, err)
+			}
+			n.errMu.Unlock()
+		}
+	}()
+}
+
+// failed reports a component's fatal error, if any.
+func (n *node) failed() error {
+	n.errMu.Lock()
+	defer n.errMu.Unlock()
+	return n.err
+}
+
+func (n *node) waitCaughtUp(ctx context.Context) error {
+	for p, end := range n.startEnd {
+		if end == 0 {
+			continue
+		}
+		if err := n.views.WaitFor(ctx, eventstore.Position{Partition: p, Offset: end - 1}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ready is /readyz: the views have caught up with the log as it was at
+// start, and no component has failed.
+func (n *node) ready(ctx context.Context) error {
+	if err := n.failed(); err != nil {
+		return err
+	}
+	applied := n.views.Offsets()
+	for p, end := range n.startEnd {
+		if applied[p] < end {
+			return fmt.Errorf("projections behind on partition %d", p)
+		}
+	}
+	return nil
+}
+
+// ensureDefaultOrg creates org "default" on first start and writes its key
+// to <data-dir>/api-key (0600). A node whose key file is gone gets a new key.
+func (n *node) ensureDefaultOrg(ctx context.Context) error {
+	keyFile := filepath.Join(n.cfg.DataDir, "api-key")
+	orgID := domain.OrgID("default")
+	_, err := n.views.Org(orgID)
+	if err == nil {
+		if _, statErr := os.Stat(keyFile); statErr == nil {
+			n.log.Info().Str("api_key_file", keyFile).Msg("default org ready")
+			return nil
+		}
+	} else if !errors.Is(err, projections.ErrNotFound) {
+		return err
+	}
+	var events []domain.Event
+	if err != nil {
+		events = append(events, &domain.OrgCreated{Meta: eventstore.NewMeta(orgID, "system", ""), Name: "default"})
+	}
+	key, issued := newAPIKey(orgID, "default key")
+	events = append(events, issued)
+	pos, aerr := n.store.Append(ctx, events...)
+	if aerr != nil {
+		return aerr
+	}
+	if err := n.views.WaitAll(ctx, pos); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		return err
+	}
+	n.log.Info().Str("org", orgID).Str("api_key_file", keyFile).Msg("created default org; its API key is in the file")
+	return nil
+}
+
+// newAPIKey makes a key and the event that records its hash.
+func newAPIKey(orgID, label string) (string, *domain.ApiKeyIssued) {
+	key := "dk_" + eventstore.Secret(30)
+	return key, &domain.ApiKeyIssued{
+		Meta: eventstore.NewMeta(orgID, "system", ""), KeyID: eventstore.NewID("key_"),
+		KeyHash: api.HashKey(key), Label: label,
+	}
+}
+
+// close stops everything in reverse order of start.
+func (n *node) close() {
+	if n.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = n.http.Shutdown(ctx)
+		cancel()
+	}
+	if n.cancel != nil {
+		n.cancel()
+	}
+	n.wg.Wait()
+	if n.views != nil {
+		_ = n.views.Close()
+	}
+	if n.store != nil {
+		n.store.Close()
+	}
+	if n.broker != nil {
+		n.broker.Close()
+	}
+}
+
+func readOrCreate(path string, make func() string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	v := make()
+	return v, writeFileAtomic(path, []byte(v+"\n"), 0o644)
+}
+
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, perm); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

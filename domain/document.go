@@ -1,0 +1,219 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// ProcessingError is the document-level failure shown as processing_error.
+type ProcessingError struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Phase     string `json:"phase,omitempty"`
+	Retryable bool   `json:"retryable"`
+}
+
+// Document is the state of one document, rebuilt by folding its events.
+type Document struct {
+	ID          string
+	OrgID       string
+	BatchName   string // "" for documents uploaded without a batch
+	FileName    string
+	ContentType string
+	Size        int64
+	BlobKey     string
+	Reference   string
+
+	Status  Status
+	Target  string // phase asked for by the current attempt
+	Attempt int
+	ClaimID string
+	JobIDs  []string
+
+	Pages     int
+	TextChars int
+	Currency  string
+	LineItems []LineItem
+	Error     *ProcessingError
+
+	BatchDeleted bool
+
+	CreatedAt   time.Time
+	StartedAt   time.Time
+	CompletedAt time.Time
+}
+
+// Apply folds one event into the document. It never mutates d. A refused
+// event returns d unchanged and an error for which IsNoop is true.
+func (d Document) Apply(e Event) (Document, error) {
+	at := e.Header().OccurredAt
+	switch ev := e.(type) {
+	case *DocumentUploaded:
+		if d.Status != "" {
+			return d, ErrDocumentExists
+		}
+		n := Document{
+			ID: ev.DocumentID, OrgID: ev.Meta.OrgID, FileName: ev.FileName,
+			ContentType: ev.ContentType, Size: ev.Size, BlobKey: ev.BlobKey,
+			Status: StatusUploaded, CreatedAt: at,
+		}
+		if ev.BatchName != nil {
+			n.BatchName = *ev.BatchName
+		}
+		if ev.Reference != nil {
+			n.Reference = *ev.Reference
+		}
+		return n, nil
+
+	case *DocumentQueued:
+		if err := d.checkQueue(ev.Phase, ev.Force); err != nil {
+			return d, err
+		}
+		if ev.Attempt != d.Attempt+1 {
+			return d, fmt.Errorf("%w: attempt %d after %d", ErrStaleAttempt, ev.Attempt, d.Attempt)
+		}
+		d.Status, d.Target, d.Attempt, d.ClaimID = StatusQueued, ev.Phase, ev.Attempt, ""
+		d.JobIDs = append([]string(nil), ev.JobIDs...)
+		d.StartedAt, d.CompletedAt, d.Error = time.Time{}, time.Time{}, nil
+		d.LineItems, d.Currency = nil, "" // a new run must not show the last one's results
+		return d, nil
+
+	case *ProcessingStarted:
+		if ev.Attempt != d.Attempt {
+			return d, ErrStaleAttempt
+		}
+		switch {
+		case d.Status == StatusQueued:
+			d.StartedAt = at
+		case d.Status.Running() && ev.ClaimID == d.ClaimID:
+			return d, ErrDuplicateClaim
+		case d.Status.Running():
+			// A later claim supersedes: the earlier worker died or lost its
+			// work item. Its results are fenced off from now on.
+		default:
+			return d, fmt.Errorf("%w (%s)", ErrNotClaimable, d.Status)
+		}
+		d.ClaimID = ev.ClaimID
+		d.Status = StatusPreprocessing
+		if ev.Phase == PhaseExtract {
+			d.Status = StatusExtracting
+		}
+		return d, nil
+
+	case *DocumentPreprocessed:
+		if err := d.checkResult(ev.ClaimID, StatusPreprocessing); err != nil {
+			return d, err
+		}
+		d.ContentType, d.Pages, d.TextChars = ev.ContentType, ev.Pages, ev.TextChars
+		if d.Target == PhasePreprocess {
+			d.Status, d.CompletedAt = StatusPreprocessed, at
+		} else {
+			d.Status = StatusExtracting
+		}
+		return d, nil
+
+	case *DocumentSucceeded:
+		if err := d.checkResult(ev.ClaimID, StatusExtracting); err != nil {
+			return d, err
+		}
+		d.Status, d.CompletedAt = StatusSucceeded, at
+		d.LineItems = append([]LineItem{}, ev.LineItems...)
+		d.Currency = ""
+		if ev.Currency != nil {
+			d.Currency = *ev.Currency
+		}
+		return d, nil
+
+	case *DocumentFailed:
+		if err := d.checkResult(ev.ClaimID, ""); err != nil {
+			return d, err
+		}
+		d.Status, d.CompletedAt = StatusFailed, at
+		d.Error = &ProcessingError{Code: ev.Code, Message: ev.Message, Phase: ev.Phase, Retryable: ev.Retryable}
+		return d, nil
+
+	case *DocumentCanceled:
+		if err := d.checkCancel(); err != nil {
+			return d, err
+		}
+		d.Status, d.CompletedAt = StatusCanceled, at
+		return d, nil
+
+	case *BatchDeleted:
+		if d.Status == "" || d.BatchName != ev.BatchName || d.BatchDeleted {
+			return d, ErrUnknownDocument
+		}
+		d.BatchDeleted = true
+		// Preprocessed counts as not started: on the batch surface it is queued.
+		if d.checkCancel() == nil || d.Status == StatusPreprocessed {
+			d.Status, d.CompletedAt = StatusCanceled, at
+		}
+		return d, nil
+	}
+	return d, fmt.Errorf("%w: %s does not apply to documents", ErrUnknownDocument, e.Type())
+}
+
+func (d Document) checkQueue(phase string, force bool) error {
+	switch {
+	case d.Status == "":
+		return ErrUnknownDocument
+	case d.BatchDeleted:
+		return ErrBatchDeleted
+	case d.Status == StatusQueued || d.Status.Running():
+		return ErrAlreadyQueued
+	case d.Status == StatusSucceeded && !force:
+		return ErrAlreadyDone
+	case d.Status == StatusPreprocessed && phase == PhasePreprocess && !force:
+		return ErrAlreadyDone
+	}
+	return nil
+}
+
+func (d Document) checkResult(claim string, want Status) error {
+	if !d.Status.Running() {
+		return fmt.Errorf("%w: document is %s", ErrFencedClaim, d.Status)
+	}
+	if claim != d.ClaimID {
+		return ErrFencedClaim
+	}
+	if want != "" && d.Status != want {
+		return fmt.Errorf("%w: document is %s", ErrWrongPhase, d.Status)
+	}
+	return nil
+}
+
+func (d Document) checkCancel() error {
+	switch {
+	case d.Status == "":
+		return ErrUnknownDocument
+	case d.Status == StatusUploaded || d.Status == StatusQueued:
+		return nil
+	case d.Status == StatusCanceled:
+		return ErrDocumentCanceled
+	}
+	return fmt.Errorf("%w (%s)", ErrAlreadyStarted, d.Status)
+}
+
+// CanQueue is the command check behind "process": it reports whether a
+// processing request for phase would be accepted by the fold right now.
+func (d Document) CanQueue(phase string, force bool) error { return d.checkQueue(phase, force) }
+
+// WantsProcessing reports whether the batch surface's process should queue
+// the document: never processed yet, or failed and retryFailed is set.
+func (d Document) WantsProcessing(retryFailed bool) bool {
+	switch d.Status {
+	case StatusUploaded, StatusPreprocessed:
+		return !d.BatchDeleted
+	case StatusFailed:
+		return retryFailed && !d.BatchDeleted
+	}
+	return false
+}
+
+// NextQueue builds the DocumentQueued event for the document's next attempt.
+func (d Document) NextQueue(meta Meta, phase string, jobIDs []string, force bool) *DocumentQueued {
+	if phase == PhaseFull && d.Status == StatusPreprocessed {
+		phase = PhaseExtract
+	}
+	return &DocumentQueued{Meta: meta, DocumentID: d.ID, Phase: phase, Attempt: d.Attempt + 1, JobIDs: jobIDs, Force: force}
+}

@@ -1,0 +1,31 @@
+package eventstore
+
+import "errors"
+
+// Sentinel errors of the eventstore package. Callers test them with
+// errors.Is; the package wraps them with detail using fmt.Errorf("...: %w").
+var (
+	// ErrUnknownEvent: the event's type has no schema, or the Go value is
+	// not the catalogue's type for that name.
+	ErrUnknownEvent = errors.New("eventstore: unknown event type")
+	// ErrBadEncoding: the bytes are not Avro single-object encoded (shorter
+	// than the 10-byte header, or without the C3 01 marker).
+	ErrBadEncoding = errors.New("eventstore: not single-object encoded")
+	// ErrUnknownFingerprint: the header names a writer schema this codec
+	// does not know.
+	ErrUnknownFingerprint = errors.New("eventstore: unknown schema fingerprint")
+	// ErrMalformedBody: the header is valid but the Avro body does not decode
+	// with the writer schema (truncated, corrupt, or followed by extra bytes).
+	ErrMalformedBody = errors.New("eventstore: malformed event body")
+	// ErrTooLarge: Encode refused an event beyond MaxEncodedSize or
+	// MaxArrayLen, which Decode would refuse too.
+	ErrTooLarge = errors.New("eventstore: event too large")
+)
+
+// ErrUnavailable: the brokers did not accept or serve a request in time.
+// Appends that fail with it may be retried: the producer is idempotent.
+var ErrUnavailable = errors.New("eventstore: kafka unavailable")
+
+// IsRetryable reports whether an operation that failed with err may succeed
+// if repeated unchanged.
+func IsRetryable(err error) bool { return errors.Is(err, ErrUnavailable) }

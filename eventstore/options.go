@@ -1,0 +1,70 @@
+package eventstore
+
+import (
+	"github.com/rs/zerolog"
+)
+
+// Topic names used unless overridden.
+const (
+	DefaultEventsTopic = "docket.events"
+	DefaultWorkTopic   = "docket.work"
+)
+
+type config struct {
+	prefix      string
+	eventsTopic string
+	workTopic   string
+	partitions  int32
+	replication int16
+	minISR      int
+	log         zerolog.Logger
+	clientID    string
+}
+
+func defaults() config {
+	return config{
+		prefix:      "docket",
+		eventsTopic: DefaultEventsTopic,
+		workTopic:   DefaultWorkTopic,
+		partitions:  12,
+		replication: -1,
+		log:         zerolog.Nop(),
+		clientID:    "docket",
+	}
+}
+
+// Opt configures a Store.
+type Opt func(*config)
+
+// Prefix names the topics "<prefix>.events" and "<prefix>.work" and the
+// consumer groups "<prefix>-duties" and "<prefix>-workers", so that several
+// deployments (or tests) can share one cluster. Default "docket".
+func Prefix(p string) Opt {
+	return func(c *config) {
+		c.prefix, c.eventsTopic, c.workTopic = p, p+".events", p+".work"
+	}
+}
+
+// EventsTopic names the event log topic. Default "docket.events".
+func EventsTopic(name string) Opt { return func(c *config) { c.eventsTopic = name } }
+
+// WorkTopic names the work topic. Default "docket.work".
+func WorkTopic(name string) Opt { return func(c *config) { c.workTopic = name } }
+
+// Partitions is the partition count used when the topics are created.
+// Existing topics keep theirs. Default 12.
+func Partitions(n int32) Opt { return func(c *config) { c.partitions = n } }
+
+// ReplicationFactor is used when the topics are created. Default -1, the
+// broker's default.replication.factor.
+func ReplicationFactor(n int16) Opt { return func(c *config) { c.replication = n } }
+
+// MinInsyncReplicas sets min.insync.replicas on created topics. Default 0:
+// the broker's setting.
+func MinInsyncReplicas(n int) Opt { return func(c *config) { c.minISR = n } }
+
+// Logger receives the store's logs. Default: discard.
+func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }
+
+// ClientID is the Kafka client id. Default "docket".
+func ClientID(id string) Opt { return func(c *config) { c.clientID = id } }

@@ -1,0 +1,205 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/docket/docket/domain"
+)
+
+// TypeHeader is the Kafka record header that names the event type, so that
+// consumers can route records without decoding them.
+const TypeHeader = "docket-type"
+
+// Position is where a record sits in the log.
+type Position struct {
+	Partition int32 `json:"partition"`
+	Offset    int64 `json:"offset"`
+}
+
+// Store appends events and work items. Its producer is idempotent with
+// acks=all, so an acknowledged append survives the loss of any broker that
+// min.insync.replicas allows, and retries never duplicate a record.
+type Store struct {
+	cfg        config
+	seeds      []string
+	cl         *kgo.Client
+	codec      *Codec
+	partitions int32
+}
+
+// Open connects to the brokers, creates the topics if missing and learns the
+// event topic's partition count.
+func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	codec, err := NewCodec()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(seeds...),
+		kgo.ClientID(cfg.clientID),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.ProduceRequestTimeout(10*time.Second),
+		kgo.RecordDeliveryTimeout(30*time.Second),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: client: %w", err)
+	}
+	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec}
+	if err := s.ensureTopics(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) ensureTopics(ctx context.Context) error {
+	adm := kadm.NewClient(s.cl)
+	var configs map[string]*string
+	if s.cfg.minISR > 0 {
+		v := strconv.Itoa(s.cfg.minISR)
+		configs = map[string]*string{"min.insync.replicas": &v}
+	}
+	for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic} {
+		resp, err := adm.CreateTopic(ctx, s.cfg.partitions, s.cfg.replication, configs, t)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("%w: create %s: %w", ErrUnavailable, t, err)
+		}
+	}
+	// Wait until metadata shows the topic with leaders, so the first
+	// append after start-up does not race topic creation.
+	for {
+		md, err := adm.Metadata(ctx, s.cfg.eventsTopic)
+		if err == nil {
+			if td, ok := md.Topics[s.cfg.eventsTopic]; ok && td.Err == nil && len(td.Partitions) > 0 {
+				ready := true
+				for _, p := range td.Partitions {
+					if p.Leader < 0 || p.Err != nil {
+						ready = false
+					}
+				}
+				if ready {
+					s.partitions = int32(len(td.Partitions))
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: topic %s not ready: %w", ErrUnavailable, s.cfg.eventsTopic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Partitions is the event topic's partition count.
+func (s *Store) Partitions() int32 { return s.partitions }
+
+// Seeds are the brokers the store was opened with.
+func (s *Store) Seeds() []string { return s.seeds }
+
+// EventsTopic is the event log topic.
+func (s *Store) EventsTopic() string { return s.cfg.eventsTopic }
+
+// WorkTopic is the work topic.
+func (s *Store) WorkTopic() string { return s.cfg.workTopic }
+
+// GroupName is the consumer group for role ("duties", "workers"), under the
+// store's prefix.
+func (s *Store) GroupName(role string) string { return s.cfg.prefix + "-" + role }
+
+// Codec is the store's Avro codec.
+func (s *Store) Codec() *Codec { return s.codec }
+
+// Client exposes the underlying client for admin use (tests, readiness).
+func (s *Store) Client() *kgo.Client { return s.cl }
+
+// Close flushes and closes the producer.
+func (s *Store) Close() { s.cl.Close() }
+
+// Append writes events keyed by their org id and waits for acks=all. Events
+// of one call that share an org land in one partition in the given order.
+// It returns each event's position.
+func (s *Store) Append(ctx context.Context, events ...domain.Event) ([]Position, error) {
+	recs := make([]*kgo.Record, len(events))
+	for i, e := range events {
+		b, err := s.codec.Encode(e)
+		if err != nil {
+			return nil, err
+		}
+		recs[i] = &kgo.Record{
+			Topic:   s.cfg.eventsTopic,
+			Key:     []byte(e.Header().OrgID),
+			Value:   b,
+			Headers: []kgo.RecordHeader{{Key: TypeHeader, Value: []byte(e.Type())}},
+		}
+	}
+	res := s.cl.ProduceSync(ctx, recs...)
+	pos := make([]Position, len(res))
+	for i, r := range res {
+		if r.Err != nil {
+			return nil, fmt.Errorf("%w: append %s: %w", ErrUnavailable, events[i].Type(), r.Err)
+		}
+		pos[i] = Position{Partition: r.Record.Partition, Offset: r.Record.Offset}
+	}
+	return pos, nil
+}
+
+// AppendWork writes work items to the work topic, keyed by document id.
+func (s *Store) AppendWork(ctx context.Context, items ...WorkItem) error {
+	recs := make([]*kgo.Record, len(items))
+	for i, it := range items {
+		b, err := it.Marshal()
+		if err != nil {
+			return err
+		}
+		recs[i] = &kgo.Record{Topic: s.cfg.workTopic, Key: []byte(it.DocumentID), Value: b}
+	}
+	if err := s.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("%w: append work: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// EndOffsets returns the next offset to be written in every event partition.
+func (s *Store) EndOffsets(ctx context.Context) (map[int32]int64, error) {
+	listed, err := kadm.NewClient(s.cl).ListEndOffsets(ctx, s.cfg.eventsTopic)
+	if err != nil {
+		return nil, fmt.Errorf("%w: list offsets: %w", ErrUnavailable, err)
+	}
+	out := make(map[int32]int64, s.partitions)
+	var firstErr error
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil && firstErr == nil {
+			firstErr = o.Err
+		}
+		out[o.Partition] = o.Offset
+	})
+	if firstErr != nil {
+		return nil, fmt.Errorf("%w: list offsets: %w", ErrUnavailable, firstErr)
+	}
+	return out, nil
+}
+
+// PartitionFor returns the partition an org's events land in, with the same
+// hash the producer uses (Kafka's murmur2 of the key).
+func (s *Store) PartitionFor(orgID string) int32 {
+	p := kgo.StickyKeyPartitioner(nil).ForTopic(s.cfg.eventsTopic)
+	return int32(p.Partition(&kgo.Record{Key: []byte(orgID)}, int(s.partitions)))
+}

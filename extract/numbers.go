@@ -1,0 +1,177 @@
+package extract
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// numberFormat records which decimal separator a document uses. Most
+// numbers say so themselves (1.234,56), but "1.250" does not, and only the
+// rest of the document can tell whether it is 1250 or 1.25.
+type numberFormat struct {
+	decimalComma bool
+}
+
+var (
+	reCommaDecimal = regexp.MustCompile(`^\d{1,3}(\.\d{3})*,\d{1,2}$|^\d+,\d{1,2}$`)
+	rePointDecimal = regexp.MustCompile(`^\d{1,3}(,\d{3})*\.\d{1,2}$|^\d+\.\d{1,2}$`)
+)
+
+// guessNumberFormat votes over the cells that are unambiguous. A tie goes
+// to preferComma, which callers set for semicolon CSVs, the export format of
+// spreadsheets in comma-decimal locales.
+func guessNumberFormat(rows []row, preferComma bool) numberFormat {
+	comma, point := 0, 0
+	for _, r := range rows {
+		for _, c := range r.cells {
+			s, _, ok := stripNumber(c.text)
+			if !ok {
+				continue
+			}
+			switch {
+			case reCommaDecimal.MatchString(s):
+				comma++
+			case rePointDecimal.MatchString(s):
+				point++
+			}
+		}
+	}
+	if comma == point {
+		return numberFormat{decimalComma: preferComma}
+	}
+	return numberFormat{decimalComma: comma > point}
+}
+
+var (
+	reCurrencyAffix = regexp.MustCompile(`^(?:US\$|[$€£¥]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\b)\s*|\s*(?:[$€£¥]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD))$`)
+	reDigits        = regexp.MustCompile(`^\d[\d.,]*$`)
+	reSpaceGroups   = regexp.MustCompile(`^\d{1,3}( \d{3})+([.,]\d+)?$`)
+)
+
+// stripNumber removes sign, currency and thousands spacing from s and
+// returns the bare digits and separators, whether the value is negative, and
+// whether what is left looks like a number at all.
+func stripNumber(s string) (string, bool, bool) {
+	s = strings.TrimSpace(s)
+	neg := false
+	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
+		neg, s = true, strings.TrimSpace(s[1:len(s)-1])
+	}
+	for i := 0; i < 3; i++ {
+		before := s
+		for _, m := range []string{"-", "−", "–"} {
+			if strings.HasPrefix(s, m) {
+				neg, s = !neg, strings.TrimSpace(s[len(m):])
+			} else if strings.HasSuffix(s, m) {
+				neg, s = !neg, strings.TrimSpace(s[:len(s)-len(m)])
+			}
+		}
+		s = strings.TrimSpace(reCurrencyAffix.ReplaceAllString(s, ""))
+		if s == before {
+			break
+		}
+	}
+	s = strings.NewReplacer("'", "", "\u00a0", "", "\u202f", "", "\u2009", "").Replace(s)
+	if reSpaceGroups.MatchString(s) {
+		s = strings.ReplaceAll(s, " ", "")
+	}
+	if !reDigits.MatchString(s) {
+		return "", false, false
+	}
+	return s, neg, true
+}
+
+// parseNumber reads a price, quantity or amount in either locale style:
+// 1,234.56, 1.234,56, 1 234,56, 6,5, -$84.00, (12.00), 35.00- and the like.
+// Dates, percentages and anything with words in it are rejected.
+func parseNumber(s string, nf numberFormat) (float64, bool) {
+	digits, neg, ok := stripNumber(s)
+	if !ok {
+		return 0, false
+	}
+	dots, commas := strings.Count(digits, "."), strings.Count(digits, ",")
+	var intPart, frac string
+	switch {
+	case dots > 0 && commas > 0:
+		dec := strings.LastIndexAny(digits, ".,")
+		intPart, frac = digits[:dec], digits[dec+1:]
+		if strings.ContainsRune(frac, '.') || strings.ContainsRune(frac, ',') {
+			return 0, false
+		}
+	case dots+commas == 0:
+		intPart = digits
+	case dots+commas > 1:
+		intPart = digits // only thousands separators, e.g. 1.234.567
+	default:
+		sep := strings.IndexAny(digits, ".,")
+		after := digits[sep+1:]
+		isComma := digits[sep] == ','
+		thousands := len(after) == 3 && digits[:sep] != "0" && (isComma != nf.decimalComma)
+		if thousands {
+			intPart = digits
+		} else {
+			intPart, frac = digits[:sep], after
+		}
+	}
+	if !validGroups(intPart) || frac == "" && strings.HasSuffix(digits, ".") || strings.HasSuffix(digits, ",") {
+		return 0, false
+	}
+	clean := strings.NewReplacer(".", "", ",", "").Replace(intPart)
+	if frac != "" {
+		clean += "." + frac
+	}
+	v, err := strconv.ParseFloat(clean, 64)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// validGroups accepts "1234", "1,234" and "1.234.567" but not "12.34.5",
+// which is more likely a date or a version than a number.
+func validGroups(s string) bool {
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '.' || r == ',' })
+	if len(parts) == 0 {
+		return false
+	}
+	if len(parts) == 1 {
+		return !strings.ContainsAny(s, ".,")
+	}
+	if len(parts[0]) > 3 || len(parts[0]) == 0 {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if len(p) != 3 {
+			return false
+		}
+	}
+	return strings.Count(s, ".") == 0 || strings.Count(s, ",") == 0
+}
+
+// reQtyUnit allows a short unit after a quantity ("6,5 Std", "3 pcs"), which
+// only makes sense in a column already known to hold quantities.
+var reQtyUnit = regexp.MustCompile(`^(.*\d)\s*[\p{L}.]{1,5}$`)
+
+func parseQuantity(s string, nf numberFormat) (float64, bool) {
+	if v, ok := parseNumber(s, nf); ok {
+		return v, true
+	}
+	if m := reQtyUnit.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+		return parseNumber(m[1], nf)
+	}
+	return 0, false
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// consistent reports whether qty × price equals amount to the cent, with a
+// little slack for documents that round unit prices.
+func consistent(qty, price, amount float64) bool {
+	d := math.Abs(qty*price - amount)
+	return d < 0.011 || d <= math.Abs(amount)*0.005
+}

@@ -1,0 +1,90 @@
+package projections
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+)
+
+// Dispatcher is the duty that turns DocumentQueued into work items. It runs
+// only for the partitions this node owns in the duties group, and checks each
+// event against the local view before dispatching: a document whose attempt
+// was already claimed, canceled or superseded is skipped, so a hand-over
+// re-reading uncommitted events re-dispatches only what is still waiting.
+type Dispatcher struct {
+	Store    *eventstore.Store
+	Views    *Views
+	Instance string // static group member id; "" for dynamic membership
+	Log      zerolog.Logger
+}
+
+// Run dispatches until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), d.Store.EventsTopic(), d.Instance, kgo.BlockRebalanceOnPoll(), kgo.DisableAutoCommit())
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	for {
+		recs := g.Poll(ctx, 1024)
+		if ctx.Err() != nil {
+			return nil
+		}
+		// Rebalances wait until this poll's records are dispatched and
+		// committed, so two owners never hold one partition's events.
+		err := d.dispatch(ctx, g, recs)
+		g.Client().AllowRebalance()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context, g *eventstore.Group, recs []*kgo.Record) error {
+	var queued []*domain.DocumentQueued
+	last := map[int32]eventstore.Position{}
+	for _, raw := range recs {
+		rec := g.Decode(raw)
+		if q, ok := rec.Event.(*domain.DocumentQueued); ok {
+			queued = append(queued, q)
+			last[rec.Partition] = rec.Position
+		}
+	}
+	for _, pos := range last {
+		if err := d.Views.WaitFor(ctx, pos); err != nil {
+			return err
+		}
+	}
+	var items []eventstore.WorkItem
+	for _, q := range queued {
+		doc, err := d.Views.Document(q.Meta.OrgID, q.DocumentID)
+		if err != nil || doc.Status != domain.StatusQueued || doc.Attempt != q.Attempt {
+			continue
+		}
+		items = append(items, eventstore.WorkItem{
+			ID: q.Meta.EventID, OrgID: doc.OrgID, DocumentID: doc.ID, Attempt: doc.Attempt,
+			Phase: doc.Target, BlobKey: doc.BlobKey, FileName: doc.FileName, ContentType: doc.ContentType,
+		})
+	}
+	for backoff := 100 * time.Millisecond; len(items) > 0; backoff = min(2*backoff, 5*time.Second) {
+		err := d.Store.AppendWork(ctx, items...)
+		if err == nil {
+			break
+		}
+		d.Log.Warn().Err(err).Int("items", len(items)).Msg("dispatch failed; retrying")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+	}
+	return g.Commit(ctx, recs...)
+}

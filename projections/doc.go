@@ -1,0 +1,9 @@
+// Package projections builds docket's read models in Pebble from the event
+// log, and runs the duties that only a partition's owner performs.
+//
+// Every node projects every partition. A fetch is applied in one Pebble
+// batch that also stores the next offset of each partition it touched, so a
+// crash between the two cannot happen and views are applied exactly once;
+// consumer-group commits play no part. Because the fold is deterministic,
+// rebuilding from offset 0 gives byte-identical views.
+package projections

@@ -1,0 +1,52 @@
+package projections
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Key layout. Components are joined with '/', which none of the ids, org ids
+// or batch names may contain (domain validates them).
+//
+//	o/<partition u32>                 next offset to apply
+//	d/<org>/<doc>                     document view
+//	bd/<org>/<batch>/<seq>/<doc>      batch membership in upload order
+//	b/<org>/<batch>                   batch view
+//	org/<org>                         organisation
+//	k/<key hash>                      api key by hash
+//	kid/<key id>                      key hash by key id
+//	i/<org>/<idempotency key>         idempotency record
+const (
+	prefixOffset = "o/"
+)
+
+func offsetKey(p int32) []byte {
+	k := make([]byte, len(prefixOffset)+4)
+	copy(k, prefixOffset)
+	binary.BigEndian.PutUint32(k[len(prefixOffset):], uint32(p))
+	return k
+}
+
+func docKey(org, id string) []byte         { return []byte("d/" + org + "/" + id) }
+func batchKey(org, name string) []byte     { return []byte("b/" + org + "/" + name) }
+func batchPrefix(org string) []byte        { return []byte("b/" + org + "/") }
+func memberPrefix(org, name string) []byte { return []byte("bd/" + org + "/" + name + "/") }
+func orgKey(org string) []byte             { return []byte("org/" + org) }
+func apiKeyKey(hash string) []byte         { return []byte("k/" + hash) }
+func apiKeyIDKey(id string) []byte         { return []byte("kid/" + id) }
+func idemKey(org, key string) []byte       { return []byte("i/" + org + "/" + key) }
+func memberKey(org, name string, seq int64, doc string) []byte {
+	return []byte(fmt.Sprintf("bd/%s/%s/%016x/%s", org, name, seq, doc))
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix.
+func prefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}

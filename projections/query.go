@@ -1,0 +1,107 @@
+package projections
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/docket/docket/domain"
+)
+
+// ErrNotFound is returned for anything that does not exist in the caller's
+// org, including things that exist in another org.
+var ErrNotFound = errors.New("projections: not found")
+
+// Document returns one document of org.
+func (v *Views) Document(org, id string) (domain.Document, error) {
+	var d domain.Document
+	found, err := getJSON(v.db, docKey(org, id), &d)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return d, err
+}
+
+// Batch returns one live batch of org.
+func (v *Views) Batch(org, name string) (domain.Batch, error) {
+	b := domain.NewBatch(org, name)
+	found, err := getJSON(v.db, batchKey(org, name), &b)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return b, err
+}
+
+// Batches lists org's batches by name, after the name `after`, at most limit.
+// next is the cursor for the following page, "" at the end.
+func (v *Views) Batches(org, after string, limit int) (out []domain.Batch, next string, err error) {
+	prefix := batchPrefix(org)
+	var from []byte
+	if after != "" {
+		from = append(batchKey(org, after), 0)
+	}
+	err = scan(v.db, prefix, from, func(k, val []byte) (bool, error) {
+		if len(out) == limit {
+			next = out[len(out)-1].Name
+			return false, nil
+		}
+		b := domain.NewBatch(org, strings.TrimPrefix(string(k), string(prefix)))
+		if _, err := getJSON(v.db, k, &b); err != nil {
+			return false, err
+		}
+		out = append(out, b)
+		return true, nil
+	})
+	return out, next, err
+}
+
+// BatchDocuments pages through a batch's documents in upload order. The
+// cursor is opaque to clients; "" starts at the beginning.
+func (v *Views) BatchDocuments(org, name, cursor string, limit int) (out []domain.Document, next string, err error) {
+	prefix := memberPrefix(org, name)
+	var from []byte
+	if cursor != "" {
+		from = append([]byte(string(prefix)+cursor), 0)
+	}
+	var last string
+	err = scan(v.db, prefix, from, func(k, _ []byte) (bool, error) {
+		if len(out) == limit {
+			next = last
+			return false, nil
+		}
+		var d domain.Document
+		if _, err := getJSON(v.db, docKey(org, memberDoc(k)), &d); err != nil {
+			return false, err
+		}
+		out = append(out, d)
+		last = strings.TrimPrefix(string(k), string(prefix))
+		return true, nil
+	})
+	return out, next, err
+}
+
+// Org returns an organisation.
+func (v *Views) Org(id string) (domain.Org, error) {
+	var o domain.Org
+	found, err := getJSON(v.db, orgKey(id), &o)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return o, err
+}
+
+// KeyByHash finds a key by the SHA-256 of its secret.
+func (v *Views) KeyByHash(hash string) (domain.ApiKey, error) {
+	var k domain.ApiKey
+	found, err := getJSON(v.db, apiKeyKey(hash), &k)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return k, err
+}
+
+// Idempotency returns the record of one key; a zero record when unused.
+func (v *Views) Idempotency(org, key string) (domain.Idempotency, error) {
+	var r domain.Idempotency
+	_, err := getJSON(v.db, idemKey(org, key), &r)
+	return r, err
+}

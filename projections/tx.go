@@ -1,0 +1,77 @@
+package projections
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/docket/docket/eventstore"
+)
+
+// Tx is one fetch's worth of view changes: an indexed Pebble batch, so that
+// a projection reads its own earlier writes from the same fetch.
+type Tx struct {
+	b     *pebble.Batch
+	rec   eventstore.Record
+	views *Views
+}
+
+// noop records that the fold refused the current event.
+func (tx *Tx) noop(err error) {
+	tx.views.noops.Add(1)
+	tx.views.log.Debug().Err(err).Str("type", tx.rec.Event.Type()).
+		Int32("partition", tx.rec.Partition).Int64("offset", tx.rec.Offset).Msg("recorded no-op")
+}
+
+// getJSON loads key into v; found is false when the key is absent.
+func getJSON(r pebble.Reader, key []byte, v any) (bool, error) {
+	val, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("projections: get %q: %w", key, err)
+	}
+	defer closer.Close()
+	if err := json.Unmarshal(val, v); err != nil {
+		return false, fmt.Errorf("projections: decode %q: %w", key, err)
+	}
+	return true, nil
+}
+
+func (tx *Tx) get(key []byte, v any) (bool, error) { return getJSON(tx.b, key, v) }
+
+func (tx *Tx) put(key []byte, v any) error {
+	val, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("projections: encode %q: %w", key, err)
+	}
+	return tx.b.Set(key, val, nil)
+}
+
+func (tx *Tx) del(key []byte) error { return tx.b.Delete(key, nil) }
+
+// scan calls fn for each key under prefix, in order, until fn returns false.
+func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, error)) error {
+	lower := prefix
+	if from != nil {
+		lower = from
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("projections: iterate: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		more, err := fn(it.Key(), it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	return it.Close()
+}

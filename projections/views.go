@@ -1,0 +1,248 @@
+package projections
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+)
+
+// ErrNotCaughtUp is returned when a read-your-writes wait runs out of time.
+var ErrNotCaughtUp = errors.New("projections: view has not caught up with the write")
+
+// Views owns the Pebble read models and the loop that applies the log to them.
+type Views struct {
+	db    *pebble.DB
+	log   zerolog.Logger
+	noops atomic.Int64
+
+	mu      sync.Mutex
+	applied map[int32]int64 // next offset to apply, per partition
+	changed chan struct{}   // closed and replaced after every applied fetch
+
+	documents   documentProjection
+	batches     batchProjection
+	orgs        orgProjection
+	idempotency idempotencyProjection
+
+	listeners []func([]eventstore.Record)
+}
+
+// Option configures Views.
+type Option func(*Views)
+
+// WithLogger sets the logger. Default: discard.
+func WithLogger(l zerolog.Logger) Option { return func(v *Views) { v.log = l } }
+
+// OnApplied registers fn to be called, in the apply goroutine, with every
+// fetch after it is committed. Default: none.
+func OnApplied(fn func([]eventstore.Record)) Option {
+	return func(v *Views) { v.listeners = append(v.listeners, fn) }
+}
+
+// Open opens (or creates) the views in dir and loads the stored offsets.
+func Open(dir string, opts ...Option) (*Views, error) {
+	v := &Views{log: zerolog.Nop(), applied: map[int32]int64{}, changed: make(chan struct{})}
+	v.documents.batches = &v.batches
+	for _, o := range opts {
+		o(v)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{v.log}})
+	if err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", dir, err)
+	}
+	v.db = db
+	err = scan(db, []byte(prefixOffset), nil, func(k, val []byte) (bool, error) {
+		p := int32(binary.BigEndian.Uint32(k[len(prefixOffset):]))
+		v.applied[p] = int64(binary.BigEndian.Uint64(val))
+		return true, nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// Close closes the database. Run must have returned.
+func (v *Views) Close() error { return v.db.Close() }
+
+// DB exposes the database for verification tools.
+func (v *Views) DB() *pebble.DB { return v.db }
+
+// Noops counts events the fold refused since start.
+func (v *Views) Noops() int64 { return v.noops.Load() }
+
+// Offsets returns a copy of the next offset to apply per partition.
+func (v *Views) Offsets() map[int32]int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[int32]int64, len(v.applied))
+	for p, o := range v.applied {
+		out[p] = o
+	}
+	return out
+}
+
+// Run applies the log from the stored offsets until ctx ends. With until
+// set, it returns nil once every partition has reached until's offset.
+func (v *Views) Run(ctx context.Context, store *eventstore.Store, until map[int32]int64) error {
+	from := map[int32]int64{}
+	for p := int32(0); p < store.Partitions(); p++ {
+		from[p] = v.Offsets()[p]
+	}
+	r, err := store.NewReader(from)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		if until != nil && v.reached(until) {
+			return nil
+		}
+		recs, err := r.Poll(ctx, 4096)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			v.log.Warn().Err(err).Msg("projections: fetch failed; retrying")
+			continue
+		}
+		if err := v.ApplyRecords(recs); err != nil {
+			return err
+		}
+	}
+}
+
+func (v *Views) reached(until map[int32]int64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for p, o := range until {
+		if v.applied[p] < o {
+			return false
+		}
+	}
+	return true
+}
+
+// ApplyRecords applies one fetch atomically: view updates and offsets in a
+// single batch. Records at offsets already applied are skipped, which keeps
+// a re-delivered fetch harmless.
+func (v *Views) ApplyRecords(recs []eventstore.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	b := v.db.NewIndexedBatch()
+	defer b.Close()
+	next := v.Offsets()
+	touched := map[int32]bool{}
+	for _, rec := range recs {
+		if rec.Offset < next[rec.Partition] {
+			continue
+		}
+		if rec.Err != nil {
+			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v}); err != nil {
+			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
+		}
+		next[rec.Partition] = rec.Offset + 1
+		touched[rec.Partition] = true
+	}
+	for p := range touched {
+		val := make([]byte, 8)
+		binary.BigEndian.PutUint64(val, uint64(next[p]))
+		if err := b.Set(offsetKey(p), val, nil); err != nil {
+			return fmt.Errorf("projections: offset: %w", err)
+		}
+	}
+	// No fsync: the log is the source of truth, and offsets commit with the
+	// views they describe, so a lost tail is simply applied again.
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("projections: commit: %w", err)
+	}
+	v.mu.Lock()
+	for p := range touched {
+		v.applied[p] = next[p]
+	}
+	close(v.changed)
+	v.changed = make(chan struct{})
+	v.mu.Unlock()
+	for _, fn := range v.listeners {
+		fn(recs)
+	}
+	return nil
+}
+
+func (v *Views) applyOne(tx *Tx) error {
+	switch ev := tx.rec.Event.(type) {
+	case *domain.BatchDeleted:
+		return v.batches.deleteBatch(tx, ev)
+	case *domain.OrgCreated, *domain.ApiKeyIssued, *domain.ApiKeyRevoked:
+		return v.orgs.apply(tx)
+	case *domain.IdempotencyKeyClaimed, *domain.IdempotencyKeyCompleted, *domain.IdempotencyKeyReleased:
+		return v.idempotency.apply(tx)
+	}
+	return v.documents.apply(tx)
+}
+
+// WaitFor blocks until the record at pos has been applied, or ctx ends. It is
+// the read-your-writes barrier of every write handler.
+func (v *Views) WaitFor(ctx context.Context, pos eventstore.Position) error {
+	for {
+		v.mu.Lock()
+		done := v.applied[pos.Partition] > pos.Offset
+		ch := v.changed
+		v.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %d/%d: %w", ErrNotCaughtUp, pos.Partition, pos.Offset, ctx.Err())
+		}
+	}
+}
+
+// WaitAll waits for every position.
+func (v *Views) WaitAll(ctx context.Context, pos []eventstore.Position) error {
+	for _, p := range pos {
+		if err := v.WaitFor(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Lag returns, per partition, how many records are not yet applied given the
+// log's end offsets.
+func (v *Views) Lag(end map[int32]int64) map[int32]int64 {
+	applied := v.Offsets()
+	out := make(map[int32]int64, len(end))
+	for p, e := range end {
+		if l := e - applied[p]; l > 0 {
+			out[p] = l
+		} else {
+			out[p] = 0
+		}
+	}
+	return out
+}
+
+// pebbleLogger sends Pebble's messages to zerolog; its chatty info lines go
+// to debug.
+type pebbleLogger struct{ l zerolog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debug().Msgf("pebble: "+format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error().Msgf("pebble: "+format, args...) }
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Fatal().Msgf("pebble: "+format, args...)
+}

@@ -1,0 +1,44 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+type config struct {
+	concurrency int
+	timeout     time.Duration
+	maxPages    int
+	name        string
+	instance    string
+	log         zerolog.Logger
+	hold        <-chan struct{}
+}
+
+// Option configures a Worker.
+type Option func(*config)
+
+// Concurrency is how many documents one worker processes at once. Default 4.
+func Concurrency(n int) Option { return func(c *config) { c.concurrency = n } }
+
+// Timeout bounds one document's processing; past it the document fails with
+// code "timeout". Default 2 minutes.
+func Timeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// MaxPages fails documents with more pages with "too_many_pages". Default 500.
+func MaxPages(n int) Option { return func(c *config) { c.maxPages = n } }
+
+// Name identifies the worker in ProcessingStarted events. Default "worker".
+func Name(n string) Option { return func(c *config) { c.name = n } }
+
+// Instance is the static group member id, so a restarted node takes its
+// partitions back at once. Default "": dynamic membership.
+func Instance(id string) Option { return func(c *config) { c.instance = id } }
+
+// Logger sets the logger. Default: discard.
+func Logger(l zerolog.Logger) Option { return func(c *config) { c.log = l } }
+
+// Hold makes the worker wait, before claiming each document, until ch is
+// closed. Tests use it to keep documents queued. Default: no hold.
+func Hold(ch <-chan struct{}) Option { return func(c *config) { c.hold = ch } }

@@ -1,0 +1,227 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/docket/docket/blobstore"
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/extract"
+)
+
+// Worker processes work items with bounded concurrency.
+type Worker struct {
+	cfg   config
+	store *eventstore.Store
+	blobs blobstore.Store
+	track *tracker
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // document id -> cancel of its run
+}
+
+// New makes a worker; Run starts it.
+func New(store *eventstore.Store, blobs blobstore.Store, opts ...Option) *Worker {
+	cfg := config{concurrency: 4, timeout: 2 * time.Minute, maxPages: 500, name: "worker"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Worker{cfg: cfg, store: store, blobs: blobs, track: newTracker(), inflight: map[string]context.CancelFunc{}}
+}
+
+// Run consumes the work topic until ctx ends, then waits for running
+// documents to finish or be abandoned (their items stay uncommitted).
+func (w *Worker) Run(ctx context.Context) error {
+	forget := func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+		w.track.forget(lost[w.store.WorkTopic()])
+	}
+	g, err := w.store.JoinGroup(w.store.GroupName("workers"), w.store.WorkTopic(), w.cfg.instance,
+		kgo.AutoCommitMarks(), kgo.AutoCommitInterval(500*time.Millisecond),
+		kgo.OnPartitionsRevoked(forget), kgo.OnPartitionsLost(forget))
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	sem := make(chan struct{}, w.cfg.concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		recs := g.Poll(ctx, w.cfg.concurrency)
+		if ctx.Err() != nil {
+			break
+		}
+		for _, rec := range recs {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			w.track.start(rec.Partition, rec.Offset)
+			wg.Add(1)
+			go func(rec *kgo.Record) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if w.handle(ctx, rec) {
+					w.markDone(g, rec)
+				}
+			}(rec)
+		}
+	}
+	wg.Wait()
+	commitCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return g.Client().CommitMarkedOffsets(commitCtx)
+}
+
+func (w *Worker) markDone(g *eventstore.Group, rec *kgo.Record) {
+	if next := w.track.finish(rec.Partition, rec.Offset); next >= 0 {
+		g.Client().MarkCommitOffsets(map[string]map[int32]kgo.EpochOffset{
+			rec.Topic: {rec.Partition: {Epoch: rec.LeaderEpoch, Offset: next}},
+		})
+	}
+}
+
+// handle runs one item and reports whether its outcome is in the log (or it
+// needs none), i.e. whether its offset may be committed.
+func (w *Worker) handle(ctx context.Context, rec *kgo.Record) bool {
+	item, err := eventstore.UnmarshalWork(rec.Value)
+	if err != nil {
+		w.cfg.log.Error().Err(err).Int64("offset", rec.Offset).Msg("malformed work item skipped")
+		return true
+	}
+	if item.Cancel {
+		w.mu.Lock()
+		if cancel := w.inflight[item.DocumentID]; cancel != nil {
+			cancel()
+		}
+		w.mu.Unlock()
+		return true
+	}
+	if w.cfg.hold != nil {
+		select {
+		case <-w.cfg.hold:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return w.process(ctx, item) == nil
+}
+
+func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) error {
+	log := w.cfg.log.With().Str("org", item.OrgID).Str("document", item.DocumentID).Int("attempt", item.Attempt).Logger()
+	claim := eventstore.NewID("clm_")
+	first := domain.PhasePreprocess
+	if item.Phase == domain.PhaseExtract {
+		first = domain.PhaseExtract
+	}
+	meta := func() domain.Meta { return eventstore.NewMeta(item.OrgID, "worker:"+w.cfg.name, item.ID) }
+	if err := w.append(ctx, &domain.ProcessingStarted{
+		Meta: meta(), DocumentID: item.DocumentID, Phase: first, Attempt: item.Attempt, ClaimID: claim, Worker: w.cfg.name,
+	}); err != nil {
+		return err
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, w.cfg.timeout)
+	defer cancel()
+	w.mu.Lock()
+	w.inflight[item.DocumentID] = cancel
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.inflight, item.DocumentID)
+		w.mu.Unlock()
+	}()
+
+	results, err := w.run(runCtx, item, claim, meta)
+	if ctx.Err() != nil {
+		// Shutting down: leave the item uncommitted so that the next owner
+		// re-claims it, rather than recording a failure we did not see.
+		return ctx.Err()
+	}
+	if err != nil {
+		phase := first
+		if len(results) > 0 {
+			phase = domain.PhaseExtract
+		}
+		code := extract.Code(err)
+		log.Info().Str("code", code).Err(err).Msg("document failed")
+		results = append(results, &domain.DocumentFailed{
+			Meta: meta(), DocumentID: item.DocumentID, ClaimID: claim, Phase: phase,
+			Code: code, Message: err.Error(), Retryable: code == extract.CodeTimeout || code == extract.CodeInternal,
+		})
+	}
+	return w.append(ctx, results...)
+}
+
+// run does the phases and returns the result events; on error, the events
+// of the phases that did succeed.
+func (w *Worker) run(ctx context.Context, item eventstore.WorkItem, claim string, meta func() domain.Meta) ([]domain.Event, error) {
+	data, err := w.read(ctx, item.BlobKey)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := extract.Preprocess(ctx, data, item.FileName, extract.MaxPages(w.cfg.maxPages))
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Event
+	if item.Phase != domain.PhaseExtract {
+		out = append(out, &domain.DocumentPreprocessed{
+			Meta: meta(), DocumentID: item.DocumentID, ClaimID: claim,
+			ContentType: doc.ContentType, Pages: doc.Pages, TextChars: len([]rune(doc.Text)),
+		})
+	}
+	if item.Phase == domain.PhasePreprocess {
+		return out, nil
+	}
+	inv, err := extract.Extract(ctx, doc)
+	if err != nil {
+		return out, err
+	}
+	items := make([]domain.LineItem, len(inv.Items))
+	for i, it := range inv.Items {
+		items[i] = domain.LineItem{Description: it.Description, Quantity: it.Quantity, UnitPrice: it.UnitPrice, Amount: it.Amount}
+	}
+	var currency *string
+	if inv.Currency != "" {
+		currency = &inv.Currency
+	}
+	return append(out, &domain.DocumentSucceeded{
+		Meta: meta(), DocumentID: item.DocumentID, ClaimID: claim, Currency: currency, LineItems: items,
+	}), nil
+}
+
+func (w *Worker) read(ctx context.Context, key string) ([]byte, error) {
+	r, err := w.blobs.Open(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("worker: blob %s: %w", key, err)
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// append retries until the events are in the log or ctx ends: an outcome
+// that is computed but not recorded would otherwise be redone.
+func (w *Worker) append(ctx context.Context, events ...domain.Event) error {
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+		_, err := w.store.Append(ctx, events...)
+		if err == nil || !errors.Is(err, eventstore.ErrUnavailable) {
+			return err
+		}
+		w.cfg.log.Warn().Err(err).Msg("append failed; retrying")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+	}
+}

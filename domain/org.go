@@ -57,7 +57,7 @@ func (k ApiKey) Apply(e Event) (ApiKey, error) {
 		}
 		return ApiKey{ID: ev.KeyID, OrgID: ev.Meta.OrgID, Hash: ev.KeyHash, Label: ev.Label}, nil
 	case *ApiKeyRevoked:
-		if k.ID == "" || k.Revoked {
+		if k.ID == "" || k.Revoked || k.OrgID != ev.Meta.OrgID {
 			return k, ErrUnknownKey
 		}
 		k.Revoked = true

@@ -150,13 +150,17 @@ func (s *Store) Append(ctx context.Context, events ...domain.Event) ([]Position,
 			Headers: []kgo.RecordHeader{{Key: TypeHeader, Value: []byte(e.Type())}},
 		}
 	}
-	res := s.cl.ProduceSync(ctx, recs...)
-	pos := make([]Position, len(res))
-	for i, r := range res {
+	// ProduceSync returns results in completion order, which differs from
+	// the input order once records span partitions; the client sets
+	// Partition and Offset on the records themselves, so read those.
+	for _, r := range s.cl.ProduceSync(ctx, recs...) {
 		if r.Err != nil {
-			return nil, fmt.Errorf("%w: append %s: %w", ErrUnavailable, events[i].Type(), r.Err)
+			return nil, fmt.Errorf("%w: append %s: %w", ErrUnavailable, r.Record.Headers[0].Value, r.Err)
 		}
-		pos[i] = Position{Partition: r.Record.Partition, Offset: r.Record.Offset}
+	}
+	pos := make([]Position, len(recs))
+	for i, r := range recs {
+		pos[i] = Position{Partition: r.Partition, Offset: r.Offset}
 	}
 	return pos, nil
 }

@@ -30,6 +30,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return err
 	}
 	defer g.Close()
+	// Leaving the group is a rebalance too: it must not wait for a poll.
+	defer g.Client().AllowRebalance()
 	for {
 		recs := g.Poll(ctx, 1024)
 		if ctx.Err() != nil {

@@ -22,6 +22,13 @@ func (orgProjection) apply(tx *Tx) error {
 		}
 		return tx.put(orgKey(o.ID), o)
 	case *domain.ApiKeyIssued:
+		var existing string
+		if found, err := tx.get(apiKeyIDKey(ev.KeyID), &existing); err != nil || found {
+			if found {
+				tx.noop(domain.ErrKeyExists)
+			}
+			return err
+		}
 		return applyKey(tx, ev.KeyHash, ev)
 	case *domain.ApiKeyRevoked:
 		var hash string

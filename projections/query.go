@@ -34,6 +34,7 @@ func (v *Views) Batch(org, name string) (domain.Batch, error) {
 // Batches lists org's batches by name, after the name `after`, at most limit.
 // next is the cursor for the following page, "" at the end.
 func (v *Views) Batches(org, after string, limit int) (out []domain.Batch, next string, err error) {
+	limit = max(limit, 1)
 	prefix := batchPrefix(org)
 	var from []byte
 	if after != "" {
@@ -57,6 +58,7 @@ func (v *Views) Batches(org, after string, limit int) (out []domain.Batch, next 
 // BatchDocuments pages through a batch's documents in upload order. The
 // cursor is opaque to clients; "" starts at the beginning.
 func (v *Views) BatchDocuments(org, name, cursor string, limit int) (out []domain.Document, next string, err error) {
+	limit = max(limit, 1)
 	prefix := memberPrefix(org, name)
 	var from []byte
 	if cursor != "" {

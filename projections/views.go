@@ -42,8 +42,9 @@ type Option func(*Views)
 // WithLogger sets the logger. Default: discard.
 func WithLogger(l zerolog.Logger) Option { return func(v *Views) { v.log = l } }
 
-// OnApplied registers fn to be called, in the apply goroutine, with every
-// fetch after it is committed. Default: none.
+// OnApplied registers fn to be called, in the apply goroutine, with the
+// records of every fetch that were newly applied, after the commit.
+// Default: none.
 func OnApplied(fn func([]eventstore.Record)) Option {
 	return func(v *Views) { v.listeners = append(v.listeners, fn) }
 }
@@ -144,10 +145,12 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	defer b.Close()
 	next := v.Offsets()
 	touched := map[int32]bool{}
+	applied := recs[:0:0]
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
 		}
+		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
 		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v}); err != nil {
@@ -175,8 +178,10 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	close(v.changed)
 	v.changed = make(chan struct{})
 	v.mu.Unlock()
-	for _, fn := range v.listeners {
-		fn(recs)
+	if len(applied) > 0 {
+		for _, fn := range v.listeners {
+			fn(applied)
+		}
 	}
 	return nil
 }
@@ -241,8 +246,10 @@ func (v *Views) Lag(end map[int32]int64) map[int32]int64 {
 // to debug.
 type pebbleLogger struct{ l zerolog.Logger }
 
-func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debug().Msgf("pebble: "+format, args...) }
-func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error().Msgf("pebble: "+format, args...) }
+func (p pebbleLogger) Infof(format string, args ...any) { p.l.Debug().Msgf("pebble: "+format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error().Msgf("pebble: "+format, args...)
+}
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	p.l.Fatal().Msgf("pebble: "+format, args...)
 }

@@ -40,5 +40,5 @@ func Instance(id string) Option { return func(c *config) { c.instance = id } }
 func Logger(l zerolog.Logger) Option { return func(c *config) { c.log = l } }
 
 // Hold makes the worker wait, before claiming each document, until ch is
-// closed. Tests use it to keep documents queued. Default: no hold.
+// closed. Tests use it to keep documents queued. Default nil: no hold.
 func Hold(ch <-chan struct{}) Option { return func(c *config) { c.hold = ch } }

@@ -50,6 +50,10 @@ type Config struct {
 	LogFormat string
 	// LogLevel is a zerolog level name. Default "info".
 	LogLevel string
+
+	// holdWorker, when set, keeps the worker from claiming until it is
+	// closed. Tests only.
+	holdWorker <-chan struct{}
 }
 
 // Validate checks the configuration.

@@ -3,6 +3,7 @@ package projections
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -25,9 +26,34 @@ func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map
 	return v, nil
 }
 
-// Diff compares two views key by key and describes up to max differences.
-func Diff(a, b *Views, max int) ([]string, error) {
-	ia, err := a.db.NewIter(&pebble.IterOptions{})
+// Snapshot is a consistent, frozen copy of live views and of the offsets
+// they reached, so they can be compared while the node keeps applying.
+type Snapshot struct {
+	snap    *pebble.Snapshot
+	Offsets map[int32]int64
+}
+
+// Snapshot freezes the views. Close it when done.
+func (v *Views) Snapshot() (*Snapshot, error) {
+	s := &Snapshot{snap: v.db.NewSnapshot(), Offsets: map[int32]int64{}}
+	err := scan(s.snap, []byte(prefixOffset), nil, func(k, val []byte) (bool, error) {
+		s.Offsets[int32(binary.BigEndian.Uint32(k[len(prefixOffset):]))] = int64(binary.BigEndian.Uint64(val))
+		return true, nil
+	})
+	if err != nil {
+		s.snap.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.snap.Close() }
+
+// Diff compares a snapshot of live views with (rebuilt) views key by key and
+// describes up to max differences.
+func Diff(a *Snapshot, b *Views, max int) ([]string, error) {
+	ia, err := a.snap.NewIter(&pebble.IterOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -94,7 +95,8 @@ func (v *Views) Offsets() map[int32]int64 {
 }
 
 // Run applies the log from the stored offsets until ctx ends. With until
-// set, it returns nil once every partition has reached until's offset.
+// set, it applies nothing at or past until's offsets and returns nil once
+// every partition has reached them.
 func (v *Views) Run(ctx context.Context, store *eventstore.Store, until map[int32]int64) error {
 	from := map[int32]int64{}
 	for p := int32(0); p < store.Partitions(); p++ {
@@ -116,6 +118,9 @@ func (v *Views) Run(ctx context.Context, store *eventstore.Store, until map[int3
 			}
 			v.log.Warn().Err(err).Msg("projections: fetch failed; retrying")
 			continue
+		}
+		if until != nil {
+			recs = slices.DeleteFunc(recs, func(r eventstore.Record) bool { return r.Offset >= until[r.Partition] })
 		}
 		if err := v.ApplyRecords(recs); err != nil {
 			return err

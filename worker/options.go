@@ -1,9 +1,12 @@
 package worker
 
 import (
+	"context"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/docket/docket/eventstore"
 )
 
 type config struct {
@@ -14,6 +17,7 @@ type config struct {
 	instance    string
 	log         zerolog.Logger
 	hold        <-chan struct{}
+	afterClaim  func(ctx context.Context, item eventstore.WorkItem)
 }
 
 // Option configures a Worker.
@@ -42,3 +46,10 @@ func Logger(l zerolog.Logger) Option { return func(c *config) { c.log = l } }
 // Hold makes the worker wait, before claiming each document, until ch is
 // closed. Tests use it to keep documents queued. Default nil: no hold.
 func Hold(ch <-chan struct{}) Option { return func(c *config) { c.hold = ch } }
+
+// AfterClaim calls fn after a claim is in the log and before the document is
+// processed. Tests use it to hold a claimed document, as if its worker had
+// hung or died. Default nil: no call.
+func AfterClaim(fn func(ctx context.Context, item eventstore.WorkItem)) Option {
+	return func(c *config) { c.afterClaim = fn }
+}

@@ -141,6 +141,9 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) error {
 		w.mu.Unlock()
 	}()
 
+	if w.cfg.afterClaim != nil {
+		w.cfg.afterClaim(ctx, item)
+	}
 	results, err := w.run(runCtx, item, claim, meta)
 	if ctx.Err() != nil {
 		// Shutting down: leave the item uncommitted so that the next owner

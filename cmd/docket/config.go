@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/docket/docket/api"
 	"github.com/docket/docket/blobstore"
+	"github.com/docket/docket/eventstore"
 )
 
 // Config is the configuration of `docket serve`. Every field is a flag and
@@ -54,6 +56,8 @@ type Config struct {
 	// holdWorker, when set, keeps the worker from claiming until it is
 	// closed. Tests only.
 	holdWorker <-chan struct{}
+	// afterClaim is called by the worker between claim and processing.
+	afterClaim func(context.Context, eventstore.WorkItem)
 }
 
 // Validate checks the configuration.

@@ -100,7 +100,7 @@ func startNode(ctx context.Context, cfg Config, log zerolog.Logger) (n *node, er
 	n.goRun("dispatcher", func() error { return d.Run(runCtx) })
 	w := worker.New(n.store, n.blobs,
 		worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
-		worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker))
+		worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim))
 	n.goRun("worker", func() error { return w.Run(runCtx) })
 
 	if err := n.ensureDefaultOrg(ctx); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/docket/docket/domain"
@@ -37,7 +36,4 @@ func (tn *testNode) orgLog() []eventstore.Record {
 }
 
 // textInvoice makes a small, valid plain-text invoice whose amount encodes i.
-func textInvoice(i int) []byte {
-	return fmt.Appendf(nil, "INVOICE #%d\nBill to: Test Co\n\nDescription          Qty   Unit Price   Amount\nWidget model %d        2      %d.50      %d.00\nService fee            1      10.00      10.00\n\nTotal: %d.00 USD\n",
-		i, i, 10+i, 2*(10+i)+1, 2*(10+i)+11)
-}
+func textInvoice(i int) []byte { return textInvoiceFor(i) }

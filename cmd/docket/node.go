@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,13 @@ type node struct {
 
 // startNode starts everything and returns once the views have caught up with
 // the log as it was at start, so the HTTP API never serves a stale past.
-func startNode(ctx context.Context, cfg Config, log zerolog.Logger) (n *node, err error) {
+func startNode(ctx context.Context, cfg Config, log zerolog.Logger) (*node, error) {
+	return startNodeWith(ctx, cfg, log)
+}
+
+// startNodeWith is startNode with extra view options (the benchmark listens
+// to applied events).
+func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts ...projections.Option) (n *node, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -82,7 +89,7 @@ func startNode(ctx context.Context, cfg Config, log zerolog.Logger) (n *node, er
 	if err != nil {
 		return nil, err
 	}
-	n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), projections.WithLogger(log))
+	n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log)}, viewOpts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +253,8 @@ func (n *node) close() {
 		n.broker.Close()
 	}
 }
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 
 func readOrCreate(path string, make func() string) (string, error) {
 	b, err := os.ReadFile(path)

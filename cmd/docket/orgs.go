@@ -19,13 +19,14 @@ import (
 // this once.
 func orgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) < 2 || args[0] != "create" {
-		return usageError("docket orgs create NAME [--kafka-brokers ...|--data-dir ...]")
+		return usageError("docket orgs create NAME [--kafka-brokers ...|--data-dir ...] [--topic-prefix ...]")
 	}
 	name := args[1]
 	fs := flag.NewFlagSet("orgs create", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", env("data-dir", "./docket-data"), "data dir of a node with an embedded broker (reads broker.addr)")
 	brokers := fs.String("kafka-brokers", env("kafka-brokers", ""), "Kafka brokers host:port,...")
+	prefix := fs.String("topic-prefix", env("topic-prefix", "docket"), "topic prefix of the deployment (as given to serve)")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func orgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	store, err := eventstore.Open(ctx, seeds)
+	store, err := eventstore.Open(ctx, seeds, eventstore.Prefix(*prefix))
 	if err != nil {
 		return err
 	}

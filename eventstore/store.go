@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -137,11 +138,19 @@ func (s *Store) Close() { s.cl.Close() }
 // of one call that share an org land in one partition in the given order.
 // It returns each event's position.
 func (s *Store) Append(ctx context.Context, events ...domain.Event) ([]Position, error) {
+	return s.AppendAsync(ctx, events...)()
+}
+
+// AppendAsync starts an append and returns a function that waits for it.
+// Appends of one org started later land after this one (the producer is
+// idempotent and keeps per-partition order), so a caller may start the next
+// append before waiting for this one.
+func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() ([]Position, error) {
 	recs := make([]*kgo.Record, len(events))
 	for i, e := range events {
 		b, err := s.codec.Encode(e)
 		if err != nil {
-			return nil, err
+			return func() ([]Position, error) { return nil, err }
 		}
 		recs[i] = &kgo.Record{
 			Topic:   s.cfg.eventsTopic,
@@ -150,19 +159,28 @@ func (s *Store) Append(ctx context.Context, events ...domain.Event) ([]Position,
 			Headers: []kgo.RecordHeader{{Key: TypeHeader, Value: []byte(e.Type())}},
 		}
 	}
-	// ProduceSync returns results in completion order, which differs from
-	// the input order once records span partitions; the client sets
-	// Partition and Offset on the records themselves, so read those.
-	for _, r := range s.cl.ProduceSync(ctx, recs...) {
-		if r.Err != nil {
-			return nil, fmt.Errorf("%w: append %s: %w", ErrUnavailable, r.Record.Headers[0].Value, r.Err)
-		}
-	}
-	pos := make([]Position, len(recs))
+	var wg sync.WaitGroup
+	errs := make([]error, len(recs))
+	wg.Add(len(recs))
 	for i, r := range recs {
-		pos[i] = Position{Partition: r.Partition, Offset: r.Offset}
+		s.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			errs[i] = err
+			wg.Done()
+		})
 	}
-	return pos, nil
+	return func() ([]Position, error) {
+		wg.Wait()
+		// Records carry their own partition and offset once acknowledged;
+		// promises may complete out of order across partitions.
+		pos := make([]Position, len(recs))
+		for i, r := range recs {
+			if errs[i] != nil {
+				return nil, fmt.Errorf("%w: append %s: %w", ErrUnavailable, events[i].Type(), errs[i])
+			}
+			pos[i] = Position{Partition: r.Partition, Offset: r.Offset}
+		}
+		return pos, nil
+	}
 }
 
 // AppendWork writes work items to the work topic, keyed by document id.

@@ -69,8 +69,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(rec *kgo.Record) {
 				defer wg.Done()
-				defer func() { <-sem }()
-				if w.handle(ctx, rec) {
+				finish := w.handle(ctx, rec)
+				// The slot is for processing; waiting for the result's
+				// acknowledgement happens outside it, so slots stay busy
+				// with work rather than with broker round trips.
+				<-sem
+				if finish() {
 					w.markDone(g, rec)
 				}
 			}(rec)
@@ -90,13 +94,15 @@ func (w *Worker) markDone(g *eventstore.Group, rec *kgo.Record) {
 	}
 }
 
-// handle runs one item and reports whether its outcome is in the log (or it
-// needs none), i.e. whether its offset may be committed.
-func (w *Worker) handle(ctx context.Context, rec *kgo.Record) bool {
+// handle runs one item and returns a function that waits until the item's
+// outcome is in the log (or it needs none) and reports whether its offset
+// may be committed.
+func (w *Worker) handle(ctx context.Context, rec *kgo.Record) func() bool {
+	done := func(ok bool) func() bool { return func() bool { return ok } }
 	item, err := eventstore.UnmarshalWork(rec.Value)
 	if err != nil {
 		w.cfg.log.Error().Err(err).Int64("offset", rec.Offset).Msg("malformed work item skipped")
-		return true
+		return done(true)
 	}
 	if item.Cancel {
 		w.mu.Lock()
@@ -104,19 +110,21 @@ func (w *Worker) handle(ctx context.Context, rec *kgo.Record) bool {
 			cancel()
 		}
 		w.mu.Unlock()
-		return true
+		return done(true)
 	}
 	if w.cfg.hold != nil {
 		select {
 		case <-w.cfg.hold:
 		case <-ctx.Done():
-			return false
+			return done(false)
 		}
 	}
-	return w.process(ctx, item) == nil
+	wait := w.process(ctx, item)
+	return func() bool { return wait() == nil }
 }
 
-func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) error {
+func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait func() error) {
+	fail := func(err error) func() error { return func() error { return err } }
 	log := w.cfg.log.With().Str("org", item.OrgID).Str("document", item.DocumentID).Int("attempt", item.Attempt).Logger()
 	claim := eventstore.NewID("clm_")
 	first := domain.PhasePreprocess
@@ -124,11 +132,13 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) error {
 		first = domain.PhaseExtract
 	}
 	meta := func() domain.Meta { return eventstore.NewMeta(item.OrgID, "worker:"+w.cfg.name, item.ID) }
-	if err := w.append(ctx, &domain.ProcessingStarted{
+	started := &domain.ProcessingStarted{
 		Meta: meta(), DocumentID: item.DocumentID, Phase: first, Attempt: item.Attempt, ClaimID: claim, Worker: w.cfg.name,
-	}); err != nil {
-		return err
 	}
+	// The claim is appended while the document is processed: the results
+	// are appended only after it is acknowledged, and the producer keeps
+	// one org's records in order, so the log always has claim before result.
+	claimed := w.store.AppendAsync(ctx, started)
 
 	runCtx, cancel := context.WithTimeout(ctx, w.cfg.timeout)
 	defer cancel()
@@ -145,10 +155,15 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) error {
 		w.cfg.afterClaim(ctx, item)
 	}
 	results, err := w.run(runCtx, item, claim, meta)
+	if _, cerr := claimed(); cerr != nil {
+		if cerr = w.append(ctx, started); cerr != nil {
+			return fail(cerr)
+		}
+	}
 	if ctx.Err() != nil {
 		// Shutting down: leave the item uncommitted so that the next owner
 		// re-claims it, rather than recording a failure we did not see.
-		return ctx.Err()
+		return fail(ctx.Err())
 	}
 	if err != nil {
 		phase := first
@@ -162,7 +177,13 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) error {
 			Code: code, Message: err.Error(), Retryable: code == extract.CodeTimeout || code == extract.CodeInternal,
 		})
 	}
-	return w.append(ctx, results...)
+	appended := w.store.AppendAsync(ctx, results...)
+	return func() error {
+		if _, err := appended(); err == nil || !errors.Is(err, eventstore.ErrUnavailable) {
+			return err
+		}
+		return w.append(ctx, results...)
+	}
 }
 
 // run does the phases and returns the result events; on error, the events

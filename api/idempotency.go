@@ -102,8 +102,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 	if status >= 500 {
 		done = &domain.IdempotencyKeyReleased{Meta: s.meta(r), Key: key, ClaimID: claim}
 	}
-	if _, aerr := s.store.Append(context.WithoutCancel(r.Context()), done); aerr != nil {
+	// Answer only once the local views hold the record (read your writes):
+	// a client retrying right after this answer must get the replay, not
+	// "in progress".
+	ctx := context.WithoutCancel(r.Context())
+	if pos, aerr := s.store.Append(ctx, done); aerr != nil {
 		logger(r).Warn().Err(aerr).Msg("idempotency record not stored; the claim expires by itself")
+	} else {
+		_ = s.wait(ctx, pos)
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "2")

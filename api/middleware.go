@@ -103,8 +103,9 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || token == "" || len(token) > 256 {
+		// The scheme is case-insensitive (RFC 9110 §11.1).
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || len(token) > 256 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
 			writeError(w, r, ErrUnauthorized)
 			return

@@ -81,24 +81,28 @@ func New(cfg Config, views *projections.Views, store *eventstore.Store, blobs bl
 
 // Handler returns the routed handler with its middleware.
 func (s *Server) Handler() http.Handler {
-	r := mux.NewRouter()
+	// SkipClean: a path with dot segments is answered as it is (404 or
+	// 400), not redirected to another resource.
+	r := mux.NewRouter().SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, ErrNotFound) })
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeError(w, r, ErrMethodNotAllowed) })
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.HandleFunc("/openapi.json", serveOpenAPI).Methods(http.MethodGet)
 
-	v1 := r.PathPrefix("/v1").Subrouter()
-	v1.Use(s.authenticate)
-	v1.HandleFunc("/batches", s.listBatches).Methods(http.MethodGet)
-	v1.HandleFunc("/batches/{batch_name}", s.limited(s.getBatch)).Methods(http.MethodGet)
-	v1.HandleFunc("/batches/{batch_name}", s.deleteBatch).Methods(http.MethodDelete)
-	v1.HandleFunc("/batches/{batch_name}/documents", s.uploadToBatch).Methods(http.MethodPost)
-	v1.HandleFunc("/batches/{batch_name}/process", s.processBatch).Methods(http.MethodPost)
-	v1.HandleFunc("/batches/{batch_name}/results", s.batchResults).Methods(http.MethodGet)
-	v1.HandleFunc("/documents/{id}", s.limited(s.getDocument)).Methods(http.MethodGet)
-	v1.NotFoundHandler = r.NotFoundHandler
-	v1.MethodNotAllowedHandler = r.MethodNotAllowedHandler
+	// The /v1 routes live on the main router, each behind authenticate: in
+	// a mux subrouter the inherited /v1 prefix matcher of a later route
+	// clears an earlier route's method mismatch, turning 405 into 404.
+	v1 := func(method, path string, h http.HandlerFunc) {
+		r.Handle("/v1"+path, s.authenticate(h)).Methods(method)
+	}
+	v1(http.MethodGet, "/batches", s.listBatches)
+	v1(http.MethodGet, "/batches/{batch_name}", s.limited(s.getBatch))
+	v1(http.MethodDelete, "/batches/{batch_name}", s.deleteBatch)
+	v1(http.MethodPost, "/batches/{batch_name}/documents", s.uploadToBatch)
+	v1(http.MethodPost, "/batches/{batch_name}/process", s.processBatch)
+	v1(http.MethodGet, "/batches/{batch_name}/results", s.batchResults)
+	v1(http.MethodGet, "/documents/{id}", s.limited(s.getDocument))
 	return s.recoverer(s.requestContext(r))
 }
 

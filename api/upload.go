@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -29,21 +30,31 @@ type upload struct {
 // unreferenced blob and never a half-written one); "reference" is small text.
 func (s *Server) readUpload(r *http.Request, w http.ResponseWriter) (upload, error) {
 	var up upload
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		return up, fmt.Errorf("%w: send multipart/form-data with a \"file\" part", ErrUnsupportedMedia)
 	}
 	// The body may exceed the document by the multipart framing and the
 	// reference; past that the request is cut off.
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+64<<10)
+	body := &closeWatcher{r: http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload+64<<10), delim: []byte("\n--" + params["boundary"] + "--")}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{body, r.Body}
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return up, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	gotFile := false
+	gotFile, gotRef := false, false
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
+			// NextPart also answers io.EOF for a body cut short (in a
+			// delimiter or a part's headers): only a body that carried its
+			// close delimiter is complete.
+			if !body.closed {
+				return up, fmt.Errorf("%w: truncated multipart body (no close delimiter)", ErrInvalid)
+			}
 			break
 		}
 		if err != nil {
@@ -65,6 +76,10 @@ func (s *Server) readUpload(r *http.Request, w http.ResponseWriter) (upload, err
 				return up, bodyError(err)
 			}
 		case "reference":
+			if gotRef {
+				return up, fmt.Errorf("%w: more than one \"reference\" part", ErrInvalid)
+			}
+			gotRef = true
 			b, err := io.ReadAll(io.LimitReader(part, 4<<10))
 			if err != nil {
 				return up, bodyError(err)
@@ -82,6 +97,30 @@ func (s *Server) readUpload(r *http.Request, w http.ResponseWriter) (upload, err
 		return up, fmt.Errorf("%w: the \"file\" part is missing", ErrInvalid)
 	}
 	return up, nil
+}
+
+// closeWatcher passes a multipart body through and notes whether its close
+// delimiter went by, which tells a complete body from one cut short.
+type closeWatcher struct {
+	r      io.Reader
+	delim  []byte
+	tail   []byte // the last len(delim)-1 bytes, for a delimiter across reads
+	closed bool
+}
+
+func (c *closeWatcher) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if !c.closed && n > 0 {
+		k := len(c.delim) - 1
+		joint := append(c.tail, p[:min(n, k)]...)
+		c.closed = bytes.Contains(joint, c.delim) || bytes.Contains(p[:n], c.delim)
+		if n >= k {
+			c.tail = append(c.tail[:0], p[n-k:n]...)
+		} else {
+			c.tail = append(c.tail[:0], joint[max(0, len(joint)-k):]...)
+		}
+	}
+	return n, err
 }
 
 // bodyError classifies a failure while reading the body.
@@ -116,7 +155,7 @@ func cleanFileName(name string) string {
 		}
 		return r
 	}, name)
-	if name == "." || name == "/" || name == "" {
+	if name == "." || name == ".." || name == "/" || name == "" {
 		name = "document"
 	}
 	if len(name) > 255 {

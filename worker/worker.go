@@ -135,9 +135,10 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 	started := &domain.ProcessingStarted{
 		Meta: meta(), DocumentID: item.DocumentID, Phase: first, Attempt: item.Attempt, ClaimID: claim, Worker: w.cfg.name,
 	}
-	// The claim is appended while the document is processed: the results
-	// are appended only after it is acknowledged, and the producer keeps
-	// one org's records in order, so the log always has claim before result.
+	// The claim is appended while the document is processed, and the
+	// result right after it: the idempotent producer keeps one org's
+	// records in order, so the log has the claim before the result. Both
+	// acknowledgements are awaited outside the processing slot.
 	claimed := w.store.AppendAsync(ctx, started)
 
 	runCtx, cancel := context.WithTimeout(ctx, w.cfg.timeout)
@@ -155,11 +156,6 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 		w.cfg.afterClaim(ctx, item)
 	}
 	results, err := w.run(runCtx, item, claim, meta)
-	if _, cerr := claimed(); cerr != nil {
-		if cerr = w.append(ctx, started); cerr != nil {
-			return fail(cerr)
-		}
-	}
 	if ctx.Err() != nil {
 		// Shutting down: leave the item uncommitted so that the next owner
 		// re-claims it, rather than recording a failure we did not see.
@@ -179,8 +175,22 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 	}
 	appended := w.store.AppendAsync(ctx, results...)
 	return func() error {
-		if _, err := appended(); err == nil || !errors.Is(err, eventstore.ErrUnavailable) {
-			return err
+		_, cerr := claimed()
+		_, rerr := appended()
+		if cerr == nil && rerr == nil {
+			return nil
+		}
+		for _, err := range []error{cerr, rerr} {
+			if err != nil && !errors.Is(err, eventstore.ErrUnavailable) {
+				return err
+			}
+		}
+		// A result that landed without its claim is a recorded no-op;
+		// append both again, in order, now that the broker answers.
+		if cerr != nil {
+			if err := w.append(ctx, started); err != nil {
+				return err
+			}
 		}
 		return w.append(ctx, results...)
 	}

@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -361,82 +358,6 @@ func TestAPIIdempotency(t *testing.T) {
 	}
 	tn.call("GET", "/v1/batches/badkey", auth, nil, "", nil).envelope(t, http.StatusNotFound, "not_found")
 	tn.verify()
-}
-
-func TestAPIPagination(t *testing.T) {
-	t.Parallel()
-	tn := setup(t)
-	var want []string
-	for i := range 7 {
-		d, code := tn.upload("pages", fmt.Sprintf("inv-%d.txt", i), textInvoice(i), "")
-		if code != http.StatusCreated {
-			t.Fatalf("upload %d: %d", i, code)
-		}
-		want = append(want, d.ID)
-	}
-	var got []string
-	var sizes []int
-	cursor := ""
-	for len(sizes) < 10 {
-		var r resultsView
-		path := "/v1/batches/pages/results?limit=3"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		if code := tn.get(path, &r); code != http.StatusOK || r.Batch.Total != 7 {
-			t.Fatalf("%s: %d %+v", path, code, r.Batch)
-		}
-		sizes = append(sizes, len(r.Documents))
-		for _, d := range r.Documents {
-			got = append(got, d.ID)
-		}
-		if r.NextCursor == nil {
-			break
-		}
-		cursor = *r.NextCursor
-	}
-	if !slices.Equal(sizes, []int{3, 3, 1}) || !slices.Equal(got, want) {
-		t.Fatalf("pages %v, ids %v, want upload order %v", sizes, got, want)
-	}
-
-	for _, name := range []string{"pc", "pa", "pb"} {
-		if _, code := tn.upload(name, "x.txt", textInvoice(1), ""); code != http.StatusCreated {
-			t.Fatalf("upload %s: %d", name, code)
-		}
-	}
-	var names []string
-	cursor = ""
-	for range 10 {
-		var l struct {
-			Batches    []batchView `json:"batches"`
-			NextCursor *string     `json:"next_cursor"`
-		}
-		path := "/v1/batches?limit=1"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		if code := tn.get(path, &l); code != http.StatusOK || len(l.Batches) != 1 {
-			t.Fatalf("%s: %d %+v", path, code, l)
-		}
-		names = append(names, l.Batches[0].Name)
-		if l.NextCursor == nil {
-			break
-		}
-		cursor = *l.NextCursor
-	}
-	if !slices.Equal(names, []string{"pa", "pages", "pb", "pc"}) {
-		t.Fatalf("batches by name: %v", names)
-	}
-
-	for _, q := range []string{"limit=0", "limit=1001", "limit=abc", "limit=-1", "limit=2.5", "cursor=!!!", "cursor=a%20b", "limit=2&cursor=" + strings.Repeat("QUFB", 200)} {
-		for _, p := range []string{"/v1/batches?", "/v1/batches/pages/results?"} {
-			tn.call("GET", p+q, "Bearer "+tn.key, nil, "", nil).envelope(t, http.StatusBadRequest, "invalid_request")
-		}
-	}
-	// The largest limit is accepted.
-	if r := tn.call("GET", "/v1/batches/pages/results?limit=1000", "Bearer "+tn.key, nil, "", nil); r.code != http.StatusOK {
-		t.Fatalf("limit=1000: %d", r.code)
-	}
 }
 
 func TestAPIHealth(t *testing.T) {

@@ -29,6 +29,7 @@ type benchResult struct {
 	Mode        string  `json:"mode"`
 	Documents   int     `json:"documents"`
 	Concurrency int     `json:"concurrency,omitempty"`
+	BatchSize   int     `json:"batch_size"`
 	Rate        float64 `json:"rate,omitempty"`
 	Seconds     float64 `json:"seconds"`
 	DocsPerSec  float64 `json:"documents_per_second"`
@@ -40,6 +41,7 @@ type benchResult struct {
 	EndToEndP99 float64 `json:"upload_to_succeeded_p99_ms"`
 	EndToEndMax float64 `json:"upload_to_succeeded_max_ms"`
 	Broker      string  `json:"broker"`
+	Hops        []hop   `json:"hops"`
 	WorkerSlots int     `json:"worker_concurrency"`
 	GoMaxProcs  int     `json:"gomaxprocs"`
 }
@@ -53,6 +55,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	docs := fs.Int("documents", 2000, "documents to process")
 	conc := fs.Int("concurrency", 32, "concurrent clients (closed loop); ignored with --rate")
+	batchSize := fs.Int("batch-size", 1, "documents each client uploads into a batch before processing it")
 	rate := fs.Float64("rate", 0, "documents per second to start (open loop); 0: closed loop")
 	workers := fs.Int("worker-concurrency", 8, "worker slots of the node")
 	brokers := fs.String("kafka-brokers", env("kafka-brokers", ""), "external Kafka brokers (default: embedded)")
@@ -98,9 +101,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
+	if *batchSize < 1 || *docs%*batchSize != 0 {
+		return usageError("--documents must be a multiple of --batch-size")
+	}
 	run := func(i int) {
 		defer wg.Done()
-		if err := c.one(ctx, i); err != nil {
+		if err := c.batch(ctx, i, *batchSize); err != nil {
 			select {
 			case errs <- err:
 			default:
@@ -108,8 +114,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *rate > 0 {
-		tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
-		for i := 0; i < *docs; i++ {
+		tick := time.NewTicker(time.Duration(float64(time.Second) * float64(*batchSize) / *rate))
+		for i := 0; i < *docs; i += *batchSize {
 			<-tick.C
 			wg.Add(1)
 			go run(i)
@@ -125,7 +131,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				}
 			}()
 		}
-		for i := 0; i < *docs; i++ {
+		for i := 0; i < *docs; i += *batchSize {
 			next <- i
 		}
 		close(next)
@@ -141,7 +147,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	elapsed := tr.last().Sub(start)
 	res := benchResult{
-		Mode: "closed", Documents: *docs, Concurrency: *conc, Seconds: elapsed.Seconds(),
+		Mode: "closed", Documents: *docs, Concurrency: *conc, BatchSize: *batchSize, Seconds: elapsed.Seconds(),
 		DocsPerSec: float64(*docs) / elapsed.Seconds(), Succeeded: tr.succeeded(),
 		Broker: "embedded", WorkerSlots: *workers, GoMaxProcs: runtimeProcs(),
 	}
@@ -154,14 +160,18 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	up, e2e := c.uploadLatencies(), tr.latencies()
 	res.UploadP50ms, res.UploadP99ms = pct(up, 50), pct(up, 99)
 	res.EndToEndP50, res.EndToEndP90, res.EndToEndP99, res.EndToEndMax = pct(e2e, 50), pct(e2e, 90), pct(e2e, 99), pct(e2e, 100)
+	res.Hops = tr.hopStats()
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
-	fmt.Fprintf(stdout, "mode=%s documents=%d succeeded=%d concurrency=%d rate=%.0f broker=%s worker_slots=%d\n",
-		res.Mode, res.Documents, res.Succeeded, res.Concurrency, res.Rate, res.Broker, res.WorkerSlots)
+	fmt.Fprintf(stdout, "mode=%s documents=%d succeeded=%d concurrency=%d batch_size=%d rate=%.0f broker=%s worker_slots=%d\n",
+		res.Mode, res.Documents, res.Succeeded, res.Concurrency, res.BatchSize, res.Rate, res.Broker, res.WorkerSlots)
 	fmt.Fprintf(stdout, "throughput: %.0f documents/s end to end (%.2f s)\n", res.DocsPerSec, res.Seconds)
 	fmt.Fprintf(stdout, "upload -> succeeded: p50 %.1f ms  p90 %.1f ms  p99 %.1f ms  max %.1f ms\n", res.EndToEndP50, res.EndToEndP90, res.EndToEndP99, res.EndToEndMax)
 	fmt.Fprintf(stdout, "upload request:      p50 %.1f ms  p99 %.1f ms\n", res.UploadP50ms, res.UploadP99ms)
+	for _, h := range res.Hops {
+		fmt.Fprintf(stdout, "  hop %-48s p50 %7.1f ms  p99 %7.1f ms\n", h.Name, h.P50, h.P99)
+	}
 	return nil
 }
 
@@ -173,26 +183,28 @@ type benchClient struct {
 	uploads   []time.Duration
 }
 
-// one uploads document i into its own batch and processes it.
-func (c *benchClient) one(ctx context.Context, i int) error {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, _ := mw.CreateFormFile("file", fmt.Sprintf("bench-%d.txt", i))
-	_, _ = fw.Write(textInvoiceFor(i))
-	_ = mw.Close()
-	batch := fmt.Sprintf("bench-%d", i)
-	t0 := time.Now()
-	var doc struct {
-		ID string `json:"id"`
+// batch uploads documents first..first+n-1 into one batch and processes it.
+func (c *benchClient) batch(ctx context.Context, first, n int) error {
+	name := fmt.Sprintf("bench-%d", first)
+	for i := first; i < first+n; i++ {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("file", fmt.Sprintf("bench-%d.txt", i))
+		_, _ = fw.Write(textInvoiceFor(i))
+		_ = mw.Close()
+		t0 := time.Now()
+		var doc struct {
+			ID string `json:"id"`
+		}
+		if err := c.call(ctx, "POST", "/v1/batches/"+name+"/documents", &buf, mw.FormDataContentType(), http.StatusCreated, &doc); err != nil {
+			return err
+		}
+		c.tr.started(doc.ID, t0)
+		c.mu.Lock()
+		c.uploads = append(c.uploads, time.Since(t0))
+		c.mu.Unlock()
 	}
-	if err := c.call(ctx, "POST", "/v1/batches/"+batch+"/documents", &buf, mw.FormDataContentType(), http.StatusCreated, &doc); err != nil {
-		return err
-	}
-	c.tr.started(doc.ID, t0)
-	c.mu.Lock()
-	c.uploads = append(c.uploads, time.Since(t0))
-	c.mu.Unlock()
-	return c.call(ctx, "POST", "/v1/batches/"+batch+"/process", nil, "", http.StatusAccepted, nil)
+	return c.call(ctx, "POST", "/v1/batches/"+name+"/process", nil, "", http.StatusAccepted, nil)
 }
 
 func (c *benchClient) call(ctx context.Context, method, path string, body io.Reader, ct string, want int, out any) error {
@@ -233,10 +245,17 @@ type latencyTracker struct {
 	lat     []time.Duration
 	lastAt  time.Time
 	changed chan struct{}
+
+	// Event times per document, for the per-hop breakdown.
+	queuedAt, claimedAt map[string]time.Time
+	hops                map[string][]time.Duration
 }
 
 func newTracker() *latencyTracker {
-	return &latencyTracker{start: map[string]time.Time{}, done: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+	return &latencyTracker{
+		start: map[string]time.Time{}, done: map[string]time.Time{}, changed: make(chan struct{}, 1),
+		queuedAt: map[string]time.Time{}, claimedAt: map[string]time.Time{}, hops: map[string][]time.Duration{},
+	}
 }
 
 func (t *latencyTracker) started(id string, at time.Time) {
@@ -254,7 +273,21 @@ func (t *latencyTracker) applied(recs []eventstore.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range recs {
+		switch ev := r.Event.(type) {
+		case *domain.DocumentQueued:
+			t.queuedAt[ev.DocumentID] = ev.Meta.OccurredAt
+			t.hops["process request -> queued applied"] = append(t.hops["process request -> queued applied"], now.Sub(ev.Meta.OccurredAt))
+		case *domain.ProcessingStarted:
+			t.claimedAt[ev.DocumentID] = ev.Meta.OccurredAt
+			if q, ok := t.queuedAt[ev.DocumentID]; ok {
+				t.hops["queued -> claimed (dispatch, work topic, worker)"] = append(t.hops["queued -> claimed (dispatch, work topic, worker)"], ev.Meta.OccurredAt.Sub(q))
+			}
+		}
 		if ev, ok := r.Event.(*domain.DocumentSucceeded); ok {
+			if c, ok := t.claimedAt[ev.DocumentID]; ok {
+				t.hops["claimed -> result appended (processing)"] = append(t.hops["claimed -> result appended (processing)"], ev.Meta.OccurredAt.Sub(c))
+			}
+			t.hops["result -> applied to views"] = append(t.hops["result -> applied to views"], now.Sub(ev.Meta.OccurredAt))
 			t.lastAt = now
 			if s, ok := t.start[ev.DocumentID]; ok {
 				t.lat = append(t.lat, now.Sub(s))
@@ -315,4 +348,21 @@ func pct(ds []time.Duration, p float64) float64 {
 func textInvoiceFor(i int) []byte {
 	return fmt.Appendf(nil, "INVOICE #%d\nBill to: Bench Co\n\nDescription          Qty   Unit Price   Amount\nWidget model %d        2      %d.50      %d.00\nService fee            1      10.00      10.00\n\nTotal: %d.00 USD\n",
 		i, i, 10+i, 2*(10+i)+1, 2*(10+i)+11)
+}
+
+type hop struct {
+	Name string  `json:"name"`
+	P50  float64 `json:"p50_ms"`
+	P99  float64 `json:"p99_ms"`
+}
+
+func (t *latencyTracker) hopStats() []hop {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []hop
+	for name, ds := range t.hops {
+		out = append(out, hop{Name: name, P50: pct(ds, 50), P99: pct(ds, 99)})
+	}
+	slices.SortFunc(out, func(a, b hop) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ type Config struct {
 	// DataDir holds the embedded broker's log, the views, the blobs and the
 	// default org's API key. Default "./docket-data".
 	DataDir string
+	// BlobDir holds uploaded documents, content-addressed. Nodes that share
+	// documents (an API node and worker nodes) must share it.
+	// Default "<DataDir>/blobs".
+	BlobDir string
 	// Listen is the HTTP address. Default "127.0.0.1:8080".
 	Listen string
 	// BrokerListen is the embedded broker's address when no external brokers
@@ -32,6 +37,10 @@ type Config struct {
 	// cluster's brokers; the embedded broker is then not started.
 	// Default "" (embedded).
 	KafkaBrokers string
+	// Roles is the comma-separated set of parts this node runs: api,
+	// projections, duties, worker. api and duties need projections; a
+	// worker-only node opens neither HTTP nor Pebble. Default all four.
+	Roles string
 	// TopicPrefix names the topics (<prefix>.events, <prefix>.work) and the
 	// consumer groups (<prefix>-duties, <prefix>-workers). Default "docket".
 	TopicPrefix string
@@ -66,6 +75,9 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
+	if err := c.validateRoles(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.TopicPrefix == "" || strings.ContainsAny(c.TopicPrefix, "/ ") {
 		errs = append(errs, errors.New("--topic-prefix must be a non-empty topic name part"))
 	}
@@ -90,6 +102,49 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Node roles.
+const (
+	roleAPI         = "api"
+	roleProjections = "projections"
+	roleDuties      = "duties"
+	roleWorker      = "worker"
+)
+
+func (c *Config) roleSet() map[string]bool {
+	set := map[string]bool{}
+	roles := c.Roles
+	if roles == "" {
+		roles = "api,projections,duties,worker"
+	}
+	for _, r := range strings.Split(roles, ",") {
+		set[strings.TrimSpace(r)] = true
+	}
+	return set
+}
+
+func (c *Config) validateRoles() error {
+	set := c.roleSet()
+	for r := range set {
+		switch r {
+		case roleAPI, roleProjections, roleDuties, roleWorker:
+		default:
+			return fmt.Errorf("--roles: unknown role %q (api, projections, duties, worker)", r)
+		}
+	}
+	if (set[roleAPI] || set[roleDuties]) && !set[roleProjections] {
+		return errors.New("--roles: api and duties need projections")
+	}
+	return nil
+}
+
+// blobDir resolves BlobDir's default.
+func (c *Config) blobDir() string {
+	if c.BlobDir != "" {
+		return c.BlobDir
+	}
+	return filepath.Join(c.DataDir, "blobs")
+}
+
 // Brokers splits KafkaBrokers.
 func (c *Config) Brokers() []string {
 	var out []string
@@ -110,9 +165,11 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 		fs.IntVar(p, name, v, usage)
 	}
 	str(&c.DataDir, "data-dir", "./docket-data", "directory for the log, views, blobs and api-key")
+	str(&c.BlobDir, "blob-dir", "", "directory of uploaded documents (default <data-dir>/blobs)")
 	str(&c.Listen, "listen", "127.0.0.1:8080", "HTTP listen address")
 	str(&c.BrokerListen, "broker-listen", "127.0.0.1:9092", "embedded broker address (:0 for any port)")
 	str(&c.KafkaBrokers, "kafka-brokers", "", "external Kafka brokers host:port,... (default: embedded broker)")
+	str(&c.Roles, "roles", "api,projections,duties,worker", "parts this node runs (api,projections,duties,worker)")
 	str(&c.TopicPrefix, "topic-prefix", "docket", "prefix of topic and consumer group names")
 	integer(&c.Partitions, "partitions", 12, "partitions of newly created topics")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")

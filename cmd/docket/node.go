@@ -85,31 +85,40 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
-	n.blobs, err = blobstore.NewFS(filepath.Join(cfg.DataDir, "blobs"), blobstore.MaxSize(cfg.MaxUpload))
+	n.blobs, err = blobstore.NewFS(cfg.blobDir(), blobstore.MaxSize(cfg.MaxUpload))
 	if err != nil {
 		return nil, err
 	}
-	n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log)}, viewOpts...)...)
-	if err != nil {
-		return nil, err
-	}
-	if n.startEnd, err = n.store.EndOffsets(openCtx); err != nil {
-		return nil, err
-	}
-
+	roles := cfg.roleSet()
 	runCtx, stop := context.WithCancel(context.Background())
 	n.cancel = stop
-	n.goRun("projections", func() error { return n.views.Run(runCtx, n.store, nil) })
-	if err := n.waitCaughtUp(ctx); err != nil {
-		return nil, err
+	if roles[roleProjections] {
+		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log)}, viewOpts...)...)
+		if err != nil {
+			return nil, err
+		}
+		if n.startEnd, err = n.store.EndOffsets(openCtx); err != nil {
+			return nil, err
+		}
+		n.goRun("projections", func() error { return n.views.Run(runCtx, n.store, nil) })
+		if err := n.waitCaughtUp(ctx); err != nil {
+			return nil, err
+		}
 	}
-	d := &projections.Dispatcher{Store: n.store, Views: n.views, Instance: nodeID + "-duties", Log: log}
-	n.goRun("dispatcher", func() error { return d.Run(runCtx) })
-	w := worker.New(n.store, n.blobs,
-		worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
-		worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim))
-	n.goRun("worker", func() error { return w.Run(runCtx) })
-
+	if roles[roleDuties] {
+		d := &projections.Dispatcher{Store: n.store, Views: n.views, Instance: nodeID + "-duties", Log: log}
+		n.goRun("dispatcher", func() error { return d.Run(runCtx) })
+	}
+	if roles[roleWorker] {
+		w := worker.New(n.store, n.blobs,
+			worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
+			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim))
+		n.goRun("worker", func() error { return w.Run(runCtx) })
+	}
+	if !roles[roleAPI] {
+		log.Info().Str("roles", cfg.Roles).Msg("docket node running without HTTP API")
+		return n, nil
+	}
 	if err := n.ensureDefaultOrg(ctx); err != nil {
 		return nil, err
 	}
@@ -179,6 +188,9 @@ func (n *node) waitCaughtUp(ctx context.Context) error {
 func (n *node) ready(ctx context.Context) error {
 	if err := n.failed(); err != nil {
 		return err
+	}
+	if n.views == nil {
+		return nil
 	}
 	applied := n.views.Offsets()
 	for p, end := range n.startEnd {

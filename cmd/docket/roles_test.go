@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// TestRolesSplitAcrossNodes runs the API, views and duties on one node and
+// the worker alone on another (no HTTP, no Pebble), sharing the broker and
+// the blob directory: documents uploaded to the first are processed by the
+// second.
+func TestRolesSplitAcrossNodes(t *testing.T) {
+	t.Parallel()
+	blobs := t.TempDir()
+	api := setup(t, func(c *Config) { c.Roles, c.BlobDir = "api,projections,duties", blobs })
+
+	wcfg := api.cfg
+	wcfg.Roles, wcfg.DataDir, wcfg.Listen = "worker", t.TempDir(), "127.0.0.1:0"
+	wcfg.KafkaBrokers = strings.Join(api.n.store.Seeds(), ",")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := startNode(ctx, wcfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	if w.views != nil || w.http != nil {
+		t.Fatal("a worker-only node opened views or HTTP")
+	}
+	if _, err := os.Stat(filepath.Join(wcfg.DataDir, "views")); !os.IsNotExist(err) {
+		t.Fatalf("a worker-only node created a views directory: %v", err)
+	}
+
+	for i := range 3 {
+		if _, code := api.upload("split", "inv.txt", textInvoice(i), ""); code != http.StatusCreated {
+			t.Fatalf("upload: %d", code)
+		}
+	}
+	if code := api.do("POST", "/v1/batches/split/process", nil, "", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("process: %d", code)
+	}
+	b := api.waitBatch("split", func(b batchView) bool { return b.AllDone })
+	if b.Counts["succeeded"] != 3 {
+		t.Fatalf("batch = %+v", b)
+	}
+}
+
+func TestRolesValidation(t *testing.T) {
+	t.Parallel()
+	for roles, ok := range map[string]bool{
+		"api,projections,duties,worker": true,
+		"worker":                        true,
+		"projections":                   true,
+		"api":                           false, // the API reads views
+		"duties,worker":                 false, // the dispatcher reads views
+		"api,projections,cook":          false,
+	} {
+		c := Config{Roles: roles}
+		if err := c.validateRoles(); (err == nil) != ok {
+			t.Errorf("roles %q: err = %v, want ok=%v", roles, err, ok)
+		}
+	}
+}

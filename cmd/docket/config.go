@@ -46,6 +46,12 @@ type Config struct {
 	TopicPrefix string
 	// Partitions is the partition count of newly created topics. Default 12.
 	Partitions int
+	// ReplicationFactor of newly created topics. Default -1: the brokers'
+	// default.replication.factor.
+	ReplicationFactor int
+	// MinInsyncReplicas sets min.insync.replicas on newly created topics.
+	// Default 0: the brokers' setting.
+	MinInsyncReplicas int
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
@@ -83,6 +89,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Partitions < 1 || c.Partitions > 1000 {
 		errs = append(errs, errors.New("--partitions must be between 1 and 1000"))
+	}
+	if c.ReplicationFactor == 0 || c.ReplicationFactor < -1 || c.ReplicationFactor > 32767 {
+		errs = append(errs, errors.New("--replication-factor must be -1 or 1 or more"))
+	}
+	if c.MinInsyncReplicas < 0 {
+		errs = append(errs, errors.New("--min-insync-replicas must not be negative"))
 	}
 	if c.WorkerConcurrency < 1 {
 		errs = append(errs, errors.New("--worker-concurrency must be at least 1"))
@@ -172,6 +184,8 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	str(&c.Roles, "roles", "api,projections,duties,worker", "parts this node runs (api,projections,duties,worker)")
 	str(&c.TopicPrefix, "topic-prefix", "docket", "prefix of topic and consumer group names")
 	integer(&c.Partitions, "partitions", 12, "partitions of newly created topics")
+	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
+	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
 	d, _ := time.ParseDuration(env("document-timeout", "2m"))
 	fs.DurationVar(&c.DocumentTimeout, "document-timeout", d, "time limit for one document")

@@ -3,6 +3,7 @@
 //	docket serve           run a node (API, views, duties, worker; embedded broker by default)
 //	docket orgs create N   create an organisation and print its API key
 //	docket bench           drive the full lifecycle and print throughput and latency
+//	docket health          probe a node's /readyz (for container health checks)
 package main
 
 import (
@@ -30,7 +31,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError("docket serve|orgs|bench [flags]")
+		return usageError("docket serve|orgs|bench|health [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -39,8 +40,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return orgs(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return bench(ctx, args[1:], stdout, stderr)
+	case "health":
+		return health(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench [flags]; docket CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health [flags]; docket CMD -h for flags")
 		return nil
 	}
 	return usageError("unknown command %q", args[0])

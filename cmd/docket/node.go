@@ -81,7 +81,8 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	}
 	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	n.store, err = eventstore.Open(openCtx, seeds, eventstore.Prefix(cfg.TopicPrefix), eventstore.Partitions(int32(cfg.Partitions)), eventstore.Logger(log))
+	n.store, err = eventstore.Open(openCtx, seeds, eventstore.Prefix(cfg.TopicPrefix), eventstore.Partitions(int32(cfg.Partitions)),
+		eventstore.ReplicationFactor(int16(cfg.ReplicationFactor)), eventstore.MinInsyncReplicas(cfg.MinInsyncReplicas), eventstore.Logger(log))
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +132,9 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	n.httpAddr = ln.Addr().String()
+	if err := writeFileAtomic(filepath.Join(cfg.DataDir, "http.addr"), []byte(n.httpAddr+"\n"), 0o644); err != nil {
+		return nil, err
+	}
 	n.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -115,8 +115,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	// The applied offsets let operators (and the cluster tests) see when two
 	// API nodes have applied the same log prefix and must answer alike.
 	applied := map[string]int64{}
-	for p, o := range s.views.Offsets() {
-		applied[strconv.Itoa(int(p))] = o
+	if s.views != nil {
+		for p, o := range s.views.Offsets() {
+			applied[strconv.Itoa(int(p))] = o
+		}
 	}
 	if s.ready != nil {
 		if err := s.ready(r.Context()); err != nil {

@@ -1,0 +1,472 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/docket/docket/blobstore"
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/extract"
+)
+
+// routeTable is every route Handler registers, as "METHOD /path" with the
+// OpenAPI path template. Handler returns the router wrapped in middleware,
+// so its routes cannot be walked; TestOpenAPIRoutes instead checks this
+// table against the live handler by probing every method on every path.
+// A route on a new path must be added here by hand.
+var routeTable = []string{
+	"GET /healthz",
+	"GET /readyz",
+	"GET /openapi.json",
+	"GET /v1/batches",
+	"GET /v1/batches/{batch_name}",
+	"DELETE /v1/batches/{batch_name}",
+	"POST /v1/batches/{batch_name}/documents",
+	"POST /v1/batches/{batch_name}/process",
+	"GET /v1/batches/{batch_name}/results",
+	"GET /v1/documents/{id}",
+}
+
+var httpMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions,
+}
+
+func loadOpenAPI(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatalf("openapi.json does not parse: %v", err)
+	}
+	return doc
+}
+
+// obj and arr index untyped JSON, failing the test on a wrong shape.
+func obj(t *testing.T, v any, where string) map[string]any {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: want an object, got %T", where, v)
+	}
+	return m
+}
+
+func strs(t *testing.T, v any, where string) []string {
+	t.Helper()
+	a, ok := v.([]any)
+	if !ok {
+		t.Fatalf("%s: want an array, got %T", where, v)
+	}
+	out := make([]string, len(a))
+	for i, e := range a {
+		s, ok := e.(string)
+		if !ok {
+			t.Fatalf("%s[%d]: want a string, got %T", where, i, e)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// resolve follows a local $ref chain ("#/a/b").
+func resolve(doc map[string]any, v any) (any, error) {
+	for range 16 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v, nil
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return v, nil
+		}
+		target, err := pointer(doc, ref)
+		if err != nil {
+			return nil, err
+		}
+		v = target
+	}
+	return nil, errors.New("$ref chain too long")
+}
+
+func pointer(doc map[string]any, ref string) (any, error) {
+	rest, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, errors.New("not a local reference: " + ref)
+	}
+	var cur any = doc
+	for _, tok := range strings.Split(rest, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, errors.New("unresolvable reference: " + ref)
+		}
+		if cur, ok = m[tok]; !ok {
+			return nil, errors.New("unresolvable reference: " + ref)
+		}
+	}
+	return cur, nil
+}
+
+// operations lists the documented "METHOD /path" pairs.
+func operations(t *testing.T, doc map[string]any) map[string]map[string]any {
+	t.Helper()
+	ops := map[string]map[string]any{}
+	for path, item := range obj(t, doc["paths"], "paths") {
+		for key, op := range obj(t, item, path) {
+			switch key {
+			case "get", "put", "post", "delete", "options", "head", "patch", "trace":
+				ops[strings.ToUpper(key)+" "+path] = obj(t, op, key+" "+path)
+			}
+		}
+	}
+	return ops
+}
+
+func TestOpenAPIVersionAndInfo(t *testing.T) {
+	doc := loadOpenAPI(t)
+	if doc["openapi"] != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", doc["openapi"])
+	}
+	info := obj(t, doc["info"], "info")
+	if info["title"] != "docket" || info["version"] != "1.0.0" {
+		t.Errorf("info title/version = %v/%v", info["title"], info["version"])
+	}
+	desc, _ := info["description"].(string)
+	for _, want := range []string{"queued → processing → succeeded | failed | canceled", "created_at", "started_at", "completed_at"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("info.description lacks %q", want)
+		}
+	}
+	scheme := obj(t, obj(t, obj(t, doc["components"], "components")["securitySchemes"], "securitySchemes")["bearerAuth"], "bearerAuth")
+	if scheme["type"] != "http" || scheme["scheme"] != "bearer" {
+		t.Errorf("bearerAuth = %v", scheme)
+	}
+}
+
+// TestOpenAPIRoutes checks that the documented operations are exactly the
+// routes, and the route table against the live handler.
+func TestOpenAPIRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	documented := operations(t, doc)
+	for _, rt := range routeTable {
+		if _, ok := documented[rt]; !ok {
+			t.Errorf("route %s is not documented", rt)
+		}
+	}
+	for op := range documented {
+		if !slices.Contains(routeTable, op) {
+			t.Errorf("documented operation %s is not routed", op)
+		}
+	}
+
+	s, err := New(Config{}, nil, nil, nil, zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	concrete := strings.NewReplacer("{batch_name}", "march-2026", "{id}", "doc_06h3d3c0zfxwg3nfeh2sqq1am4")
+	// routed reports whether the router found a handler: every /v1 route
+	// answers 401 to an unauthenticated request before touching the (nil)
+	// views, the others answer 200; the router itself answers 404 or 405.
+	routed := func(method, path string) (bool, int) {
+		req := httptest.NewRequest(method, path, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Header().Get("X-Request-Id") == "" {
+			t.Errorf("%s %s: no X-Request-Id", method, path)
+		}
+		return rec.Code != http.StatusNotFound && rec.Code != http.StatusMethodNotAllowed, rec.Code
+	}
+	if ok, code := routed(http.MethodGet, "/v1/no-such-resource"); ok {
+		t.Fatalf("probe cannot tell unrouted paths: GET /v1/no-such-resource = %d", code)
+	}
+	paths := map[string]bool{}
+	for _, rt := range routeTable {
+		paths[strings.SplitN(rt, " ", 2)[1]] = true
+	}
+	for path := range paths {
+		for _, m := range httpMethods {
+			want := slices.Contains(routeTable, m+" "+path)
+			got, code := routed(m, concrete.Replace(path))
+			if got != want {
+				t.Errorf("%s %s: routed = %v (status %d), route table says %v", m, path, got, code, want)
+			}
+			if !got && code != http.StatusMethodNotAllowed {
+				t.Errorf("%s %s: status %d, want 405 for a known path", m, path, code)
+			}
+			if got && strings.HasPrefix(path, "/v1/") && code != http.StatusUnauthorized {
+				t.Errorf("%s %s without a key: status %d, want 401", m, path, code)
+			}
+		}
+	}
+
+	// The served description is the embedded file.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != string(OpenAPI()) {
+		t.Errorf("GET /openapi.json = %d, body differs from the embedded file", rec.Code)
+	}
+}
+
+func TestOpenAPIRefsResolve(t *testing.T) {
+	doc := loadOpenAPI(t)
+	n := 0
+	var walk func(v any, where string)
+	walk = func(v any, where string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				n++
+				if _, err := pointer(doc, ref); err != nil {
+					t.Errorf("%s: %v", where, err)
+				}
+			}
+			for k, e := range v {
+				walk(e, where+"/"+k)
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, where+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	walk(doc, "#")
+	if n == 0 {
+		t.Error("no $ref found")
+	}
+}
+
+// TestOpenAPIOperations checks each operation's parameters, security and
+// responses.
+func TestOpenAPIOperations(t *testing.T) {
+	doc := loadOpenAPI(t)
+	rateLimited := map[string]bool{"GET /v1/batches/{batch_name}": true, "GET /v1/documents/{id}": true}
+	for name, op := range operations(t, doc) {
+		method, path, _ := strings.Cut(name, " ")
+		v1 := strings.HasPrefix(path, "/v1/")
+
+		// Parameters: path templates declared; Idempotency-Key on POSTs.
+		params := map[string]map[string]any{}
+		var all []any
+		if p, ok := obj(t, obj(t, doc["paths"], "paths")[path], path)["parameters"].([]any); ok {
+			all = append(all, p...)
+		}
+		if p, ok := op["parameters"].([]any); ok {
+			all = append(all, p...)
+		}
+		for _, p := range all {
+			r, err := resolve(doc, p)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			pm := obj(t, r, name+" parameter")
+			params[pm["in"].(string)+":"+pm["name"].(string)] = pm
+		}
+		for _, m := range regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(path, -1) {
+			if _, ok := params["path:"+m[1]]; !ok {
+				t.Errorf("%s: path parameter %s not declared", name, m[1])
+			}
+		}
+		if _, ok := params["header:Idempotency-Key"]; ok != (method == http.MethodPost) {
+			t.Errorf("%s: Idempotency-Key declared = %v", name, ok)
+		}
+		if _, ok := params["header:X-Request-Id"]; !ok {
+			t.Errorf("%s: X-Request-Id request header not declared", name)
+		}
+
+		// Security: /v1 inherits bearerAuth, the rest are public.
+		if sec, ok := op["security"].([]any); ok == v1 || (ok && len(sec) != 0) {
+			t.Errorf("%s: security = %v", name, op["security"])
+		}
+
+		responses := obj(t, op["responses"], name+" responses")
+		want := []string{"405", "500"}
+		if v1 {
+			want = append(want, "401")
+		}
+		if method == http.MethodPost {
+			want = append(want, "400", "409", "422")
+		}
+		if rateLimited[name] {
+			want = append(want, "429")
+		}
+		for _, code := range want {
+			if _, ok := responses[code]; !ok {
+				t.Errorf("%s: response %s not documented", name, code)
+			}
+		}
+		for code, r := range responses {
+			status, err := strconv.Atoi(code)
+			if err != nil {
+				t.Errorf("%s: response key %q is not a status", name, code)
+				continue
+			}
+			rv, err := resolve(doc, r)
+			if err != nil {
+				t.Errorf("%s %s: %v", name, code, err)
+				continue
+			}
+			resp := obj(t, rv, name+" "+code)
+			headers, _ := resp["headers"].(map[string]any)
+			if _, ok := headers["X-Request-Id"]; !ok {
+				t.Errorf("%s %s: no X-Request-Id header", name, code)
+			}
+			if rateLimited[name] && status != http.StatusUnauthorized && status != http.StatusMethodNotAllowed {
+				for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"} {
+					if _, ok := headers[h]; !ok {
+						t.Errorf("%s %s: no %s header", name, code, h)
+					}
+				}
+			}
+			if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable && path != "/readyz" {
+				if _, ok := headers["Retry-After"]; !ok {
+					t.Errorf("%s %s: no Retry-After header", name, code)
+				}
+			}
+			media := obj(t, obj(t, resp["content"], name+" "+code+" content")["application/json"], name+" "+code+" application/json")
+			schema := obj(t, media["schema"], name+" "+code+" schema")
+			if _, err := resolve(doc, schema); err != nil {
+				t.Errorf("%s %s: %v", name, code, err)
+			}
+			if status >= 400 && path != "/readyz" && schema["$ref"] != "#/components/schemas/Error" {
+				t.Errorf("%s %s: schema %v, want the Error envelope", name, code, schema)
+			}
+		}
+	}
+}
+
+func schemaOf(t *testing.T, doc map[string]any, name string) map[string]any {
+	t.Helper()
+	return obj(t, obj(t, obj(t, doc["components"], "components")["schemas"], "schemas")[name], name)
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkShape compares the JSON keys of v with a strict object schema.
+func checkShape(t *testing.T, schema map[string]any, v any, name string, allRequired bool) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if schema["additionalProperties"] != false {
+		t.Errorf("%s: additionalProperties is not false", name)
+	}
+	props := keysOf(obj(t, schema["properties"], name+" properties"))
+	if !slices.Equal(keysOf(got), props) {
+		t.Errorf("%s: rendered keys %v, schema properties %v", name, keysOf(got), props)
+	}
+	req := strs(t, schema["required"], name+" required")
+	sort.Strings(req)
+	if allRequired && !slices.Equal(req, props) {
+		t.Errorf("%s: required %v, want every property %v", name, req, props)
+	}
+}
+
+// TestOpenAPISchemasMatchRender checks the schemas against what render.go
+// and errors.go emit, and the enums against their Go sources.
+func TestOpenAPISchemasMatchRender(t *testing.T) {
+	doc := loadOpenAPI(t)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	d := domain.Document{
+		ID: "doc_1", BatchName: "march-2026", FileName: "a.pdf", ContentType: "application/pdf", Size: 10,
+		Reference: "PO-1", Status: domain.StatusFailed, Pages: 1, Currency: "USD",
+		LineItems: []domain.LineItem{{Description: "x", Quantity: 1, UnitPrice: 2, Amount: 2}},
+		Error:     &domain.ProcessingError{Code: extract.CodeTimeout, Message: "m", Phase: domain.PhaseExtract, Retryable: true},
+		CreatedAt: at, StartedAt: at, CompletedAt: at,
+	}
+	checkShape(t, schemaOf(t, doc, "Document"), renderDocument(d), "Document", true)
+	checkShape(t, schemaOf(t, doc, "Document"), renderDocument(domain.Document{ID: "doc_2"}), "Document (empty)", true)
+	checkShape(t, schemaOf(t, doc, "LineItem"), d.LineItems[0], "LineItem", true)
+	checkShape(t, schemaOf(t, doc, "ProcessingError"), d.Error, "ProcessingError", false)
+	b := domain.NewBatch("org", "march-2026")
+	b, _ = b.Track(domain.Document{}, d)
+	rb := renderBatch(b)
+	checkShape(t, schemaOf(t, doc, "Batch"), rb, "Batch", true)
+	checkShape(t, schemaOf(t, doc, "BatchCounts"), rb.Counts, "BatchCounts", true)
+	_, env := errorResponse(ErrNotFound, "req_1")
+	checkShape(t, schemaOf(t, doc, "Error"), env, "Error", true)
+	checkShape(t, obj(t, obj(t, schemaOf(t, doc, "Error")["properties"], "Error")["error"], "Error.error"), env.Error, "Error.error", true)
+
+	// Status: exactly the five public values.
+	status := strs(t, schemaOf(t, doc, "Status")["enum"], "Status enum")
+	var public []string
+	for _, p := range domain.PublicStatuses {
+		public = append(public, string(p))
+	}
+	if !slices.Equal(status, public) {
+		t.Errorf("Status enum = %v, want %v", status, public)
+	}
+
+	// ProcessingError codes: those of the extract package.
+	pe := obj(t, obj(t, schemaOf(t, doc, "ProcessingError")["properties"], "ProcessingError")["code"], "ProcessingError.code")
+	wantPE := []string{extract.CodeUnsupportedFormat, extract.CodeCorruptDocument, extract.CodeEmptyDocument,
+		extract.CodeOCRUnavailable, extract.CodeTooManyPages, extract.CodeTimeout, extract.CodeInternal}
+	if got := strs(t, pe["enum"], "ProcessingError.code enum"); !slices.Equal(got, wantPE) {
+		t.Errorf("ProcessingError code enum = %v, want %v", got, wantPE)
+	}
+
+	// Error codes: every code classify can produce, each documented under
+	// its status on at least one operation.
+	classified := map[string]int{}
+	for _, err := range []error{
+		ErrUnauthorized, ErrNotFound, ErrTooLarge, blobstore.ErrEmpty, ErrInvalid, ErrUnsupportedMedia,
+		ErrRateLimited, ErrIdempotencyMismatch, ErrIdempotencyInFlight, ErrMethodNotAllowed,
+		domain.ErrAlreadyQueued, ErrUnavailable, errInternal,
+	} {
+		status, code := classify(err)
+		classified[code] = status
+	}
+	ec := obj(t, obj(t, obj(t, schemaOf(t, doc, "Error")["properties"], "Error")["error"], "Error.error")["properties"], "Error.error properties")
+	codes := strs(t, obj(t, ec["code"], "code")["enum"], "Error code enum")
+	if got, want := slices.Sorted(slices.Values(codes)), slices.Sorted(func(yield func(string) bool) {
+		for c := range classified {
+			if !yield(c) {
+				return
+			}
+		}
+	}); !slices.Equal(got, want) {
+		t.Errorf("Error code enum = %v, want %v", got, want)
+	}
+	statuses := map[string]bool{}
+	for _, op := range operations(t, doc) {
+		for code := range obj(t, op["responses"], "responses") {
+			statuses[code] = true
+		}
+	}
+	for code, status := range classified {
+		if !statuses[strconv.Itoa(status)] {
+			t.Errorf("status %d (%s) is not documented on any operation", status, code)
+		}
+	}
+
+	// The batch name pattern agrees with domain.ValidateBatchName.
+	pat := regexp.MustCompile(schemaOf(t, doc, "BatchName")["pattern"].(string))
+	for _, name := range []string{"march-2026", "a", "_x", "-x", "A.b_c-9", ".hidden", "", "a/b", "a b", "é", strings.Repeat("a", 128), strings.Repeat("a", 129)} {
+		if got, want := pat.MatchString(name), domain.ValidateBatchName(name) == nil; got != want {
+			t.Errorf("batch name %q: pattern says %v, ValidateBatchName says %v", name, got, want)
+		}
+	}
+}

@@ -149,39 +149,9 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 	return blob, nil
 }
 
-// copy streams r into w while hashing, reading at most maxSize+1 bytes so an
-// oversized body is detected without consuming the rest of it.
+// copy streams r into w while hashing; see copyHashed.
 func (s *FS) copy(ctx context.Context, w io.Writer, r io.Reader) (int64, []byte, error) {
-	h := sha256.New()
-	lr := io.LimitReader(r, s.maxSize+1)
-	buf := make([]byte, copyBuf)
-	var size int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return 0, nil, fmt.Errorf("blobstore: put: %w", err)
-		}
-		n, rerr := lr.Read(buf)
-		if n > 0 {
-			if size+int64(n) > s.maxSize {
-				return 0, nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.maxSize)
-			}
-			size += int64(n)
-			h.Write(buf[:n])
-			if _, err := w.Write(buf[:n]); err != nil {
-				return 0, nil, fmt.Errorf("blobstore: write temp file: %w", err)
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return 0, nil, fmt.Errorf("blobstore: read: %w", rerr)
-		}
-	}
-	if size == 0 {
-		return 0, nil, ErrEmpty
-	}
-	return size, h.Sum(nil), nil
+	return copyHashed(ctx, w, r, s.maxSize)
 }
 
 // Open implements Store.

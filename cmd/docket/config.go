@@ -27,6 +27,16 @@ type Config struct {
 	// documents (an API node and worker nodes) must share it.
 	// Default "<DataDir>/blobs".
 	BlobDir string
+	// BlobStore, when set to s3://bucket[/prefix], keeps documents in an
+	// S3-compatible store instead of BlobDir, so nodes on different machines
+	// share them. Default "" (the filesystem).
+	BlobStore string
+	// S3Endpoint is the S3 endpoint URL. Default "" (AWS S3).
+	S3Endpoint string
+	// S3Region is the S3 region. Default "us-east-1".
+	S3Region string
+	// S3AccessKey and S3SecretKey are the S3 credentials. Default "".
+	S3AccessKey, S3SecretKey string
 	// Listen is the HTTP address. Default "127.0.0.1:8080".
 	Listen string
 	// BrokerListen is the embedded broker's address when no external brokers
@@ -81,6 +91,11 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
+	if c.BlobStore != "" {
+		if _, _, err := blobstore.ParseURL(c.BlobStore); err != nil {
+			errs = append(errs, fmt.Errorf("--blob-store: %w", err))
+		}
+	}
 	if err := c.validateRoles(); err != nil {
 		errs = append(errs, err)
 	}
@@ -90,7 +105,10 @@ func (c *Config) Validate() error {
 	if c.Partitions < 1 || c.Partitions > 1000 {
 		errs = append(errs, errors.New("--partitions must be between 1 and 1000"))
 	}
-	if c.ReplicationFactor == 0 || c.ReplicationFactor < -1 || c.ReplicationFactor > 32767 {
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1 // the zero value means the documented default
+	}
+	if c.ReplicationFactor < -1 || c.ReplicationFactor > 32767 {
 		errs = append(errs, errors.New("--replication-factor must be -1 or 1 or more"))
 	}
 	if c.MinInsyncReplicas < 0 {
@@ -149,6 +167,24 @@ func (c *Config) validateRoles() error {
 	return nil
 }
 
+// openBlobs opens the configured blob store.
+func (c *Config) openBlobs(ctx context.Context) (blobstore.Store, error) {
+	if c.BlobStore == "" {
+		return blobstore.NewFS(c.blobDir(), blobstore.MaxSize(c.MaxUpload))
+	}
+	bucket, prefix, err := blobstore.ParseURL(c.BlobStore)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(c.DataDir, "tmp"), 0o750); err != nil {
+		return nil, err
+	}
+	return blobstore.NewS3(ctx, blobstore.S3Config{
+		Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey,
+		Bucket: bucket, Prefix: prefix, TempDir: filepath.Join(c.DataDir, "tmp"),
+	}, blobstore.MaxSize(c.MaxUpload))
+}
+
 // blobDir resolves BlobDir's default.
 func (c *Config) blobDir() string {
 	if c.BlobDir != "" {
@@ -178,6 +214,11 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	}
 	str(&c.DataDir, "data-dir", "./docket-data", "directory for the log, views, blobs and api-key")
 	str(&c.BlobDir, "blob-dir", "", "directory of uploaded documents (default <data-dir>/blobs)")
+	str(&c.BlobStore, "blob-store", "", "s3://bucket[/prefix] to keep documents in S3 (default: --blob-dir)")
+	str(&c.S3Endpoint, "s3-endpoint", "", "S3 endpoint URL (default: AWS S3)")
+	str(&c.S3Region, "s3-region", "us-east-1", "S3 region")
+	str(&c.S3AccessKey, "s3-access-key", "", "S3 access key")
+	str(&c.S3SecretKey, "s3-secret-key", "", "S3 secret key")
 	str(&c.Listen, "listen", "127.0.0.1:8080", "HTTP listen address")
 	str(&c.BrokerListen, "broker-listen", "127.0.0.1:9092", "embedded broker address (:0 for any port)")
 	str(&c.KafkaBrokers, "kafka-brokers", "", "external Kafka brokers host:port,... (default: embedded broker)")

@@ -47,6 +47,15 @@ func setup(t *testing.T, opts ...nodeOpt) *testNode {
 		Partitions: 4, WorkerConcurrency: 4, DocumentTimeout: 30 * time.Second, MaxPages: 50,
 		MaxUpload: 1 << 20, StatusRate: 100000, LogFormat: "json", LogLevel: "warn",
 	}
+	// With a test S3 server (scripts/s3/s3.sh), documents go there, under
+	// a prefix of their own, as they would on a multi-node deployment.
+	if ep := os.Getenv("DOCKET_TEST_S3_ENDPOINT"); ep != "" {
+		cfg.BlobStore = "s3://" + os.Getenv("DOCKET_TEST_S3_BUCKET") + "/" + cfg.TopicPrefix
+		cfg.S3Endpoint, cfg.S3AccessKey, cfg.S3SecretKey = ep, os.Getenv("DOCKET_TEST_S3_ACCESS_KEY"), os.Getenv("DOCKET_TEST_S3_SECRET_KEY")
+		if r := os.Getenv("DOCKET_TEST_S3_REGION"); r != "" {
+			cfg.S3Region = r
+		}
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -31,7 +31,7 @@ type node struct {
 	broker   *eventstore.Embedded
 	store    *eventstore.Store
 	views    *projections.Views
-	blobs    *blobstore.FS
+	blobs    blobstore.Store
 	http     *http.Server
 	httpAddr string
 	startEnd map[int32]int64 // log end offsets at start: ready once applied
@@ -86,7 +86,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
-	n.blobs, err = blobstore.NewFS(cfg.blobDir(), blobstore.MaxSize(cfg.MaxUpload))
+	n.blobs, err = cfg.openBlobs(openCtx)
 	if err != nil {
 		return nil, err
 	}

@@ -57,10 +57,11 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	n = &node{cfg: cfg, log: log}
+	started := &node{cfg: cfg, log: log}
+	n = started
 	defer func() {
 		if err != nil {
-			n.close()
+			started.close() // n itself is nil on the error returns
 		}
 	}()
 	nodeID, err := readOrCreate(filepath.Join(cfg.DataDir, "node-id"), func() string { return eventstore.NewID("node_") })

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/docket
 PKGS    := ./...
 
-.PHONY: all build run test vet bench clean
+.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3
 
 all: build
 
@@ -24,6 +24,45 @@ vet:
 # use the embedded broker unless DOCKET_TEST_KAFKA_BROKERS=host:port,... is set.
 test: vet
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+# A local Apache Kafka cluster (KRaft; jars from Maven into .cache/kafka/;
+# needs Java 17+ and Maven). `make kafka-start N=3` starts three brokers.
+N ?= 1
+
+kafka-fetch:
+	scripts/kafka.sh fetch
+
+kafka-start:
+	scripts/kafka.sh start $(N)
+
+kafka-stop:
+	scripts/kafka.sh stop
+
+kafka-status:
+	scripts/kafka.sh status
+
+# The event-store and end-to-end suites against real Kafka: starts N brokers
+# (default 1) unless a cluster already runs, and stops what it started at the
+# end, also on failure.
+test-kafka:
+	GO=$(GO) scripts/test-kafka.sh $(N)
+
+# The cluster fault suite: three brokers (replication factor 3,
+# min.insync.replicas 2), two API and two worker docket processes, killed
+# with SIGKILL (worker, duties owner, a broker).
+test-cluster:
+	TEST_KAFKA_PKGS=./cmd/docket/ TEST_KAFKA_FLAGS='-run ^TestCluster -v' GO=$(GO) scripts/test-kafka.sh 3
+
+# A local S3-compatible server (versitygw, built from the Go module proxy
+# into .cache/s3/), and the blob store suite against it.
+s3-start:
+	GO=$(GO) scripts/s3/s3.sh start
+
+s3-stop:
+	scripts/s3/s3.sh stop
+
+test-s3:
+	GO=$(GO) scripts/s3/s3.sh test ./blobstore/
 
 # Benchmarks: the end-to-end lifecycle (closed loop for throughput, open
 # loop at 100 documents/s for latency) and the Go micro-benchmarks.

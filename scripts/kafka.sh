@@ -8,6 +8,9 @@
 #   scripts/kafka.sh stop        stop the cluster and remove its data
 #   scripts/kafka.sh status      show what runs
 #   scripts/kafka.sh brokers     print the bootstrap list (host:port,...)
+#   scripts/kafka.sh running     exit 0 if a cluster started here runs
+#   scripts/kafka.sh kill I      SIGKILL node I (fault tests); its data stays
+#   scripts/kafka.sh restart I   start node I again and wait until it rejoins
 #
 # Environment: KAFKA_VERSION (default 4.1.0), KAFKA_CACHE_DIR (default
 # <repo>/.cache/kafka), KAFKA_PORT_BASE (default 19092: broker i listens on
@@ -33,6 +36,16 @@ need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found: $2"; }
 
 broker_port() { echo $((PORT_BASE + $1)); }
 controller_port() { echo $((PORT_BASE + 100 + $1)); }
+
+# JVM flags of every node: quiet, dated logs.
+JVM=(-Djava.awt.headless=true -Dorg.slf4j.simpleLogger.showDateTime=true
+	"-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS"
+	-Dorg.slf4j.simpleLogger.defaultLogLevel=info
+	-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn
+	-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.utils.AppInfoParser=warn
+	-Dorg.slf4j.simpleLogger.log.org.apache.kafka.storage.internals.log=warn
+	-Dorg.slf4j.simpleLogger.log.kafka.log=warn
+	-Dlog4j2.statusLoggerLevel=OFF)
 
 # --- fetch ------------------------------------------------------------------
 
@@ -72,8 +85,10 @@ fetch() {
 EOF
 	log "fetching org.apache.kafka:kafka_2.13:$VERSION and its runtime dependencies with Maven"
 	rm -rf "$LIBS.tmp"
-	(cd "$pomdir" && mvn -q -B dependency:copy-dependencies \
-		-DincludeScope=runtime -DoutputDirectory="$LIBS.tmp") ||
+	# -q still prints colour resets; strip escape sequences from its output.
+	(cd "$pomdir" && mvn -q -B -Dstyle.color=never dependency:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$LIBS.tmp") 2>&1 |
+		sed 's/\x1b\[[0-9;]*m//g' >&2 ||
 		die "mvn dependency:copy-dependencies failed"
 	[ -f "$LIBS.tmp/kafka_2.13-$VERSION.jar" ] || die "kafka_2.13-$VERSION.jar missing after fetch"
 	touch "$LIBS.tmp/.complete"
@@ -145,14 +160,6 @@ start() {
 	echo "$cluster_id" >"$RUN/cluster-id"
 
 	local cp="$LIBS/*"
-	local jvm=(-Djava.awt.headless=true -Dorg.slf4j.simpleLogger.showDateTime=true
-		-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSS
-		-Dorg.slf4j.simpleLogger.defaultLogLevel=info
-		-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn
-		-Dorg.slf4j.simpleLogger.log.org.apache.kafka.common.utils.AppInfoParser=warn
-		-Dorg.slf4j.simpleLogger.log.org.apache.kafka.storage.internals.log=warn
-		-Dorg.slf4j.simpleLogger.log.kafka.log=warn
-		-Dlog4j2.statusLoggerLevel=OFF)
 
 	for ((i = 1; i <= n; i++)); do
 		local dir="$RUN/$i"
@@ -180,16 +187,12 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 delete.topic.enable=true
 EOF
-		java "${jvm[@]}" -cp "$cp" kafka.tools.StorageTool format \
+		java "${JVM[@]}" -cp "$cp" kafka.tools.StorageTool format \
 			-t "$cluster_id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
 			{ cat "$dir/format.log" >&2; die "formatting node $i failed"; }
 	done
 	for ((i = 1; i <= n; i++)); do
-		local dir="$RUN/$i"
-		# shellcheck disable=SC2086 # HEAP is a list of JVM flags
-		nohup java $HEAP "${jvm[@]}" -cp "$cp" kafka.Kafka "$dir/server.properties" \
-			</dev/null >"$dir/server.log" 2>&1 &
-		echo $! >"$dir/kafka.pid"
+		launch "$i"
 	done
 	echo "$n" >"$RUN/size"
 	echo "$bootstrap" >"$RUN/brokers"
@@ -204,6 +207,39 @@ EOF
 		die "cluster did not become ready"
 	fi
 	echo "$bootstrap"
+}
+
+# launch starts node I of the prepared cluster in the background.
+launch() {
+	local dir="$RUN/$1"
+	# shellcheck disable=SC2086 # HEAP is a list of JVM flags
+	nohup java $HEAP "${JVM[@]}" -cp "$LIBS/*" kafka.Kafka "$dir/server.properties" \
+		</dev/null >>"$dir/server.log" 2>&1 &
+	echo $! >"$dir/kafka.pid"
+}
+
+# --- kill / restart (fault tests) ---------------------------------------------
+
+# kill_node sends SIGKILL to node I and waits until it is gone; its data stays.
+kill_node() {
+	local i="${1:-}" pid
+	[ -f "$RUN/$i/kafka.pid" ] || die "kill: no node '$i'"
+	pid="$(cat "$RUN/$i/kafka.pid")"
+	kill -KILL "$pid" 2>/dev/null || true
+	while alive "$pid"; do sleep 0.1; done
+	log "node $i (pid $pid) killed"
+}
+
+# restart_node starts node I again on its data and waits until the whole
+# cluster answers.
+restart_node() {
+	local i="${1:-}"
+	[ -f "$RUN/$i/server.properties" ] || die "restart: no node '$i'"
+	alive "$(cat "$RUN/$i/kafka.pid" 2>/dev/null)" && die "restart: node $i is running"
+	launch "$i"
+	(cd "$ROOT" && "$GO" run ./scripts/kafkawait -brokers "$(cat "$RUN/brokers")" -n "$(cat "$RUN/size")" -timeout "$START_TIMEOUT") >&2 ||
+		die "node $i did not rejoin"
+	log "node $i restarted"
 }
 
 # --- stop -------------------------------------------------------------------
@@ -255,8 +291,11 @@ start) start "$@" ;;
 stop) stop ;;
 status) status ;;
 brokers) brokers ;;
+running) [ -f "$RUN/brokers" ] && [ "$(running_count)" -gt 0 ] ;;
+kill) kill_node "$@" ;;
+restart) restart_node "$@" ;;
 *)
-	echo "usage: $0 fetch|start [N]|stop|status|brokers" >&2
+	echo "usage: $0 fetch|start [N]|stop|status|brokers|running|kill I|restart I" >&2
 	exit 2
 	;;
 esac

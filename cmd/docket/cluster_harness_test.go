@@ -91,6 +91,12 @@ func (c *cluster) start(name, roles string) *proc {
 	p.args = []string{"serve", "--roles", roles, "--kafka-brokers", c.brokers, "--topic-prefix", c.prefix,
 		"--data-dir", p.dataDir, "--blob-dir", c.blobs, "--listen", "127.0.0.1:0", "--partitions", "6",
 		"--replication-factor", "3", "--min-insync-replicas", "2", "--worker-concurrency", "2", "--log-level", "info"}
+	if ep := os.Getenv("DOCKET_TEST_S3_ENDPOINT"); ep != "" {
+		// Nodes on different machines share documents through S3.
+		p.args = append(p.args, "--blob-store", "s3://"+os.Getenv("DOCKET_TEST_S3_BUCKET")+"/"+c.prefix,
+			"--s3-endpoint", ep, "--s3-access-key", os.Getenv("DOCKET_TEST_S3_ACCESS_KEY"),
+			"--s3-secret-key", os.Getenv("DOCKET_TEST_S3_SECRET_KEY"))
+	}
 	c.nodes[name] = p
 	c.run(p)
 	return p

@@ -74,51 +74,7 @@ func (c *cluster) store() *eventstore.Store {
 }
 
 // orgLog reads the default org's events from the cluster's log.
-func (c *cluster) orgLog(s *eventstore.Store) []eventstore.Record {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p := s.PartitionFor(domain.OrgID("default"))
-	end, err := s.EndOffsets(ctx)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	r, err := s.NewReader(map[int32]int64{p: 0})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer r.Close()
-	var out []eventstore.Record
-	for len(out) == 0 || out[len(out)-1].Offset < end[p]-1 {
-		recs, err := r.Poll(ctx, 0)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		out = append(out, recs...)
-	}
-	return out
-}
-
-// foldLog folds the log per document and counts terminal transitions.
-func foldLog(recs []eventstore.Record) (map[string]domain.Document, map[string]int) {
-	docs := map[string]domain.Document{}
-	terminal := map[string]int{}
-	for _, rec := range recs {
-		id := domain.DocumentIDOf(rec.Event)
-		if id == "" {
-			continue
-		}
-		next, err := docs[id].Apply(rec.Event)
-		if err != nil {
-			continue
-		}
-		if next.Status.Terminal() && !docs[id].Status.Terminal() {
-			terminal[id]++
-		}
-		docs[id] = next
-	}
-	return docs, terminal
-}
+func (c *cluster) orgLog(s *eventstore.Store) []eventstore.Record { return readOrgLog(c.t, s) }
 
 func (c *cluster) nodeID(name string) string {
 	b, err := os.ReadFile(filepath.Join(c.nodes[name].dataDir, "node-id"))

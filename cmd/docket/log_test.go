@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -12,29 +13,54 @@ import (
 
 // orgLog reads every event of the default org from the log, in log order:
 // the independent record the views are checked against.
-func (tn *testNode) orgLog() []eventstore.Record {
-	tn.t.Helper()
+func (tn *testNode) orgLog() []eventstore.Record { return readOrgLog(tn.t, tn.n.store) }
+
+// readOrgLog reads the default org's partition from offset 0 to its end.
+func readOrgLog(t *testing.T, s *eventstore.Store) []eventstore.Record {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p := tn.n.store.PartitionFor(domain.OrgID("default"))
-	end, err := tn.n.store.EndOffsets(ctx)
+	p := s.PartitionFor(domain.OrgID("default"))
+	end, err := s.EndOffsets(ctx)
 	if err != nil {
-		tn.t.Fatal(err)
+		t.Fatal(err)
 	}
-	r, err := tn.n.store.NewReader(map[int32]int64{p: 0})
+	r, err := s.NewReader(map[int32]int64{p: 0})
 	if err != nil {
-		tn.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer r.Close()
 	var out []eventstore.Record
 	for len(out) == 0 || out[len(out)-1].Offset < end[p]-1 {
 		recs, err := r.Poll(ctx, 0)
 		if err != nil {
-			tn.t.Fatal(err)
+			t.Fatal(err)
 		}
 		out = append(out, recs...)
 	}
 	return out
+}
+
+// foldLog folds the log per document and counts each document's terminal
+// transitions, so a test can require exactly one.
+func foldLog(recs []eventstore.Record) (map[string]domain.Document, map[string]int) {
+	docs := map[string]domain.Document{}
+	terminal := map[string]int{}
+	for _, rec := range recs {
+		id := domain.DocumentIDOf(rec.Event)
+		if id == "" {
+			continue
+		}
+		next, err := docs[id].Apply(rec.Event)
+		if err != nil {
+			continue
+		}
+		if next.Status.Terminal() && !docs[id].Status.Terminal() {
+			terminal[id]++
+		}
+		docs[id] = next
+	}
+	return docs, terminal
 }
 
 // textInvoice makes a small, valid plain-text invoice whose amount encodes i.

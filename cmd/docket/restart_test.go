@@ -50,25 +50,13 @@ func TestRestartMidLoad(t *testing.T) {
 	}
 	// From the log: each document has one accepted terminal event, and the
 	// stuck ones were claimed twice.
-	docs := map[string]domain.Document{}
+	recs := tn.orgLog()
+	docs, terminal := foldLog(recs)
 	claims := map[string]int{}
-	terminal := map[string]int{}
-	for _, rec := range tn.orgLog() {
-		id := domain.DocumentIDOf(rec.Event)
-		if id == "" {
-			continue
+	for _, rec := range recs {
+		if ps, ok := rec.Event.(*domain.ProcessingStarted); ok {
+			claims[ps.DocumentID]++
 		}
-		if _, ok := rec.Event.(*domain.ProcessingStarted); ok {
-			claims[id]++
-		}
-		next, err := docs[id].Apply(rec.Event)
-		if err != nil {
-			continue
-		}
-		if next.Status.Terminal() && !docs[id].Status.Terminal() {
-			terminal[id]++
-		}
-		docs[id] = next
 	}
 	reclaimed := 0
 	for id, d := range docs {

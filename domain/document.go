@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -66,6 +67,16 @@ func (d Document) Apply(e Event) (Document, error) {
 		return n, nil
 
 	case *DocumentQueued:
+		if ev.Attempt == d.Attempt && (d.Status == StatusQueued || d.Status.Running()) && covers(d.Target, ev.Phase) {
+			// A job asking for what the current run already does joins it
+			// instead of queueing a second run.
+			for _, j := range ev.JobIDs {
+				if !slices.Contains(d.JobIDs, j) {
+					d.JobIDs = append(slices.Clone(d.JobIDs), j)
+				}
+			}
+			return d, nil
+		}
 		if err := d.checkQueue(ev.Phase, ev.Force); err != nil {
 			return d, err
 		}
@@ -151,6 +162,11 @@ func (d Document) Apply(e Event) (Document, error) {
 		return d, nil
 	}
 	return d, fmt.Errorf("%w: %s does not apply to documents", ErrUnknownDocument, e.Type())
+}
+
+// covers reports whether a run with target also performs phase.
+func covers(target, phase string) bool {
+	return target == phase || target == PhaseFull
 }
 
 func (d Document) checkQueue(phase string, force bool) error {

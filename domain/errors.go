@@ -24,6 +24,11 @@ var (
 	ErrKeyExists        = errors.New("domain: api key already exists")
 	ErrUnknownKey       = errors.New("domain: unknown or revoked api key")
 	ErrIdempotencyTaken = errors.New("domain: idempotency key already claimed")
+	ErrJobExists        = errors.New("domain: job already exists")
+	ErrUnknownJob       = errors.New("domain: unknown job")
+	ErrJobTerminal      = errors.New("domain: job already finished or cancelling")
+	ErrJobNotReopenable = errors.New("domain: job cannot be reopened")
+	ErrJobNotDone       = errors.New("domain: job outcome does not match its rows")
 	ErrNotClaimHolder   = errors.New("domain: idempotency key held by another claim")
 )
 
@@ -31,7 +36,8 @@ var noops = []error{
 	ErrUnknownDocument, ErrDocumentExists, ErrStaleAttempt, ErrAlreadyQueued,
 	ErrAlreadyDone, ErrDuplicateClaim, ErrNotClaimable, ErrFencedClaim,
 	ErrWrongPhase, ErrAlreadyStarted, ErrDocumentCanceled, ErrBatchDeleted,
-	ErrOrgExists, ErrKeyExists, ErrUnknownKey, ErrIdempotencyTaken, ErrNotClaimHolder,
+	ErrOrgExists, ErrKeyExists, ErrUnknownKey, ErrIdempotencyTaken,
+	ErrJobExists, ErrUnknownJob, ErrJobTerminal, ErrJobNotReopenable, ErrJobNotDone, ErrNotClaimHolder,
 }
 
 // IsNoop reports whether err is the fold refusing an event. Such an event stays

@@ -71,6 +71,8 @@ type DocumentUploaded struct {
 
 // DocumentQueued asks for a processing run. Attempt must be exactly one more
 // than the document's current attempt, so two racing requests queue once.
+// With the current attempt, while that run is queued or running and already
+// performs the phase, it adds JobIDs to the run instead (a job joins it).
 type DocumentQueued struct {
 	Meta       Meta     `avro:"meta"`
 	DocumentID string   `avro:"document_id"`
@@ -161,6 +163,59 @@ type IdempotencyKeyReleased struct {
 	ClaimID string `avro:"claim_id"`
 }
 
+// JobCreated starts a batch preprocess job or an extraction job over
+// documents. The handler appends it before the DocumentQueued events that
+// serve it, in the same produce call, so the job exists when they arrive.
+type JobCreated struct {
+	Meta        Meta     `avro:"meta"`
+	JobID       string   `avro:"job_id"`
+	Kind        string   `avro:"kind"`
+	SessionID   *string  `avro:"session_id"`
+	DocumentIDs []string `avro:"document_ids"`
+	Force       bool     `avro:"force"`
+}
+
+// JobCancelRequested asks a job to stop: rows not started are canceled,
+// running rows are told to stop and keep what they finished.
+type JobCancelRequested struct {
+	Meta  Meta   `avro:"meta"`
+	JobID string `avro:"job_id"`
+}
+
+// JobReopened puts a terminal preprocess job back in progress because a
+// document it covers is being preprocessed again (force). Generation is the
+// job's new generation.
+type JobReopened struct {
+	Meta        Meta     `avro:"meta"`
+	JobID       string   `avro:"job_id"`
+	Generation  int      `avro:"generation"`
+	DocumentIDs []string `avro:"document_ids"`
+}
+
+// JobCompleted records a job generation's outcome once every row is
+// terminal. The coordinator duty appends it with a deterministic event id,
+// so a duplicate after a duty hand-over is a no-op.
+type JobCompleted struct {
+	Meta       Meta   `avro:"meta"`
+	JobID      string `avro:"job_id"`
+	Generation int    `avro:"generation"`
+	Status     string `avro:"status"`
+	Done       int    `avro:"done"`
+	Total      int    `avro:"total"`
+	Failed     int    `avro:"failed"`
+}
+
+// JobCancelled records that a job whose cancellation was requested has no
+// open row left.
+type JobCancelled struct {
+	Meta       Meta   `avro:"meta"`
+	JobID      string `avro:"job_id"`
+	Generation int    `avro:"generation"`
+	Done       int    `avro:"done"`
+	Total      int    `avro:"total"`
+	Failed     int    `avro:"failed"`
+}
+
 func (e *OrgCreated) Type() string              { return "OrgCreated" }
 func (e *ApiKeyIssued) Type() string            { return "ApiKeyIssued" }
 func (e *ApiKeyRevoked) Type() string           { return "ApiKeyRevoked" }
@@ -175,6 +230,11 @@ func (e *BatchDeleted) Type() string            { return "BatchDeleted" }
 func (e *IdempotencyKeyClaimed) Type() string   { return "IdempotencyKeyClaimed" }
 func (e *IdempotencyKeyCompleted) Type() string { return "IdempotencyKeyCompleted" }
 func (e *IdempotencyKeyReleased) Type() string  { return "IdempotencyKeyReleased" }
+func (e *JobCreated) Type() string              { return "JobCreated" }
+func (e *JobCancelRequested) Type() string      { return "JobCancelRequested" }
+func (e *JobReopened) Type() string             { return "JobReopened" }
+func (e *JobCompleted) Type() string            { return "JobCompleted" }
+func (e *JobCancelled) Type() string            { return "JobCancelled" }
 
 func (e *OrgCreated) Header() *Meta              { return &e.Meta }
 func (e *ApiKeyIssued) Header() *Meta            { return &e.Meta }
@@ -190,6 +250,11 @@ func (e *BatchDeleted) Header() *Meta            { return &e.Meta }
 func (e *IdempotencyKeyClaimed) Header() *Meta   { return &e.Meta }
 func (e *IdempotencyKeyCompleted) Header() *Meta { return &e.Meta }
 func (e *IdempotencyKeyReleased) Header() *Meta  { return &e.Meta }
+func (e *JobCreated) Header() *Meta              { return &e.Meta }
+func (e *JobCancelRequested) Header() *Meta      { return &e.Meta }
+func (e *JobReopened) Header() *Meta             { return &e.Meta }
+func (e *JobCompleted) Header() *Meta            { return &e.Meta }
+func (e *JobCancelled) Header() *Meta            { return &e.Meta }
 
 // Catalogue returns a zero value of every event type, in catalogue order.
 // The codec and the schema tests iterate it so that no type is forgotten.
@@ -200,7 +265,25 @@ func Catalogue() []Event {
 		&DocumentPreprocessed{}, &DocumentSucceeded{}, &DocumentFailed{},
 		&DocumentCanceled{}, &BatchDeleted{},
 		&IdempotencyKeyClaimed{}, &IdempotencyKeyCompleted{}, &IdempotencyKeyReleased{},
+		&JobCreated{}, &JobCancelRequested{}, &JobReopened{}, &JobCompleted{}, &JobCancelled{},
 	}
+}
+
+// JobIDOf returns the job an event concerns, or "".
+func JobIDOf(e Event) string {
+	switch ev := e.(type) {
+	case *JobCreated:
+		return ev.JobID
+	case *JobCancelRequested:
+		return ev.JobID
+	case *JobReopened:
+		return ev.JobID
+	case *JobCompleted:
+		return ev.JobID
+	case *JobCancelled:
+		return ev.JobID
+	}
+	return ""
 }
 
 // DocumentIDOf returns the document an event concerns, or "".

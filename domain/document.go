@@ -67,7 +67,7 @@ func (d Document) Apply(e Event) (Document, error) {
 		return n, nil
 
 	case *DocumentQueued:
-		if ev.Attempt == d.Attempt && (d.Status == StatusQueued || d.Status.Running()) && covers(d.Target, ev.Phase) {
+		if len(ev.JobIDs) > 0 && ev.Attempt == d.Attempt && (d.Status == StatusQueued || d.Status.Running()) && covers(d.Target, ev.Phase) {
 			// A job asking for what the current run already does joins it
 			// instead of queueing a second run.
 			for _, j := range ev.JobIDs {

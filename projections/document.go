@@ -6,7 +6,10 @@ import (
 
 // documentProjection maintains d/<org>/<doc> and, through the batch
 // projection, every batch a document belongs to.
-type documentProjection struct{ batches *batchProjection }
+type documentProjection struct {
+	batches *batchProjection
+	jobs    *jobProjection
+}
 
 func (p documentProjection) apply(tx *Tx) error {
 	id := domain.DocumentIDOf(tx.rec.Event)
@@ -29,5 +32,8 @@ func (p documentProjection) apply(tx *Tx) error {
 	if err := tx.put(docKey(org, id), after); err != nil {
 		return err
 	}
-	return p.batches.track(tx, before, after)
+	if err := p.batches.track(tx, before, after); err != nil {
+		return err
+	}
+	return p.jobs.track(tx, after)
 }

@@ -16,6 +16,9 @@ import (
 //	k/<key hash>                      api key by hash
 //	kid/<key id>                      key hash by key id
 //	i/<org>/<idempotency key>         idempotency record
+//	j/<org>/<job>                     job view
+//	dj/<org>/<doc>/<job>              jobs covering a document
+//	s/<org>/<session>                 extraction session -> job id
 const (
 	prefixOffset = "o/"
 )

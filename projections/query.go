@@ -107,3 +107,34 @@ func (v *Views) Idempotency(org, key string) (domain.Idempotency, error) {
 	_, err := getJSON(v.db, idemKey(org, key), &r)
 	return r, err
 }
+
+// Job returns one job of org.
+func (v *Views) Job(org, id string) (domain.Job, error) {
+	var j domain.Job
+	found, err := getJSON(v.db, jobKey(org, id), &j)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return j, err
+}
+
+// SessionJob returns the job id of an extraction session of org.
+func (v *Views) SessionJob(org, session string) (string, error) {
+	var id string
+	found, err := getJSON(v.db, sessionKey(org, session), &id)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return id, err
+}
+
+// DocumentJobs lists the jobs covering a document.
+func (v *Views) DocumentJobs(org, doc string) ([]string, error) {
+	prefix := docJobPrefix(org, doc)
+	var ids []string
+	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
+		ids = append(ids, jobIDFromIndex(k, prefix))
+		return true, nil
+	})
+	return ids, err
+}

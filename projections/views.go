@@ -33,6 +33,7 @@ type Views struct {
 	batches     batchProjection
 	orgs        orgProjection
 	idempotency idempotencyProjection
+	jobs        jobProjection
 
 	listeners []func([]eventstore.Record)
 }
@@ -54,6 +55,7 @@ func OnApplied(fn func([]eventstore.Record)) Option {
 func Open(dir string, opts ...Option) (*Views, error) {
 	v := &Views{log: zerolog.Nop(), applied: map[int32]int64{}, changed: make(chan struct{})}
 	v.documents.batches = &v.batches
+	v.documents.jobs = &v.jobs
 	for _, o := range opts {
 		o(v)
 	}
@@ -199,6 +201,8 @@ func (v *Views) applyOne(tx *Tx) error {
 		return v.orgs.apply(tx)
 	case *domain.IdempotencyKeyClaimed, *domain.IdempotencyKeyCompleted, *domain.IdempotencyKeyReleased:
 		return v.idempotency.apply(tx)
+	case *domain.JobCreated, *domain.JobCancelRequested, *domain.JobReopened, *domain.JobCompleted, *domain.JobCancelled:
+		return v.jobs.apply(tx)
 	}
 	return v.documents.apply(tx)
 }

@@ -39,14 +39,94 @@ type Document struct {
 
 	BatchDeleted bool
 
+	// Pending holds jobs that asked, while a run was in flight, for a phase
+	// that run does not perform; the dispatcher queues them once it ends.
+	Pending *PendingRun `json:",omitempty"`
+	// Runs records the preprocess outcome of recent runs: each is the
+	// single-document preprocess job of that attempt (newest last, at most
+	// MaxRuns).
+	Runs []Run `json:",omitempty"`
+
+	CreatedAt   time.Time
+	QueuedAt    time.Time
+	StartedAt   time.Time
+	CompletedAt time.Time
+}
+
+// PendingRun is work asked for while another run was in flight.
+type PendingRun struct {
+	Phase  string
+	JobIDs []string
+}
+
+// Run is the preprocess outcome of one attempt.
+type Run struct {
+	Attempt     int
+	Status      JobStatus
+	Pages       int
+	Error       *ProcessingError `json:",omitempty"`
 	CreatedAt   time.Time
 	StartedAt   time.Time
 	CompletedAt time.Time
 }
 
+// MaxRuns bounds Document.Runs; older single-document jobs are forgotten.
+const MaxRuns = 20
+
 // Apply folds one event into the document. It never mutates d. A refused
 // event returns d unchanged and an error for which IsNoop is true.
 func (d Document) Apply(e Event) (Document, error) {
+	next, err := d.apply(e)
+	if err != nil {
+		return d, err
+	}
+	return next.recordRun(d, e.Header().OccurredAt), nil
+}
+
+// Run returns the record of an attempt's single-document preprocess job:
+// the current attempt's is derived from the live state.
+func (d Document) Run(attempt int) (Run, bool) {
+	if attempt == d.Attempt && attempt > 0 {
+		r := Run{Attempt: attempt, Status: DocumentJob(d), Pages: d.Pages, CreatedAt: d.QueuedAt, StartedAt: d.StartedAt}
+		if r.Status.Terminal() {
+			if i := slices.IndexFunc(d.Runs, func(r Run) bool { return r.Attempt == attempt }); i >= 0 {
+				return d.Runs[i], true
+			}
+		}
+		if PreprocessRow(d) == RowFailed {
+			r.Error = d.Error
+		}
+		return r, true
+	}
+	i := slices.IndexFunc(d.Runs, func(r Run) bool { return r.Attempt == attempt })
+	if i < 0 {
+		return Run{}, false
+	}
+	return d.Runs[i], true
+}
+
+// recordRun notes the end of the current attempt's preprocess phase.
+func (d Document) recordRun(before Document, at time.Time) Document {
+	if d.Attempt == 0 {
+		return d
+	}
+	was, now := DocumentJob(before), DocumentJob(d)
+	if before.Attempt == d.Attempt && was.Terminal() || !now.Terminal() {
+		return d
+	}
+	r := Run{Attempt: d.Attempt, Status: now, Pages: d.Pages, CreatedAt: d.QueuedAt, StartedAt: d.StartedAt, CompletedAt: at}
+	if now == JobStatusFailed {
+		r.Error = d.Error
+	}
+	runs := append(slices.Clone(d.Runs), r)
+	if len(runs) > MaxRuns {
+		runs = runs[len(runs)-MaxRuns:]
+	}
+	d.Runs = runs
+	return d
+}
+
+func (d Document) apply(e Event) (Document, error) {
 	at := e.Header().OccurredAt
 	switch ev := e.(type) {
 	case *DocumentUploaded:
@@ -67,14 +147,21 @@ func (d Document) Apply(e Event) (Document, error) {
 		return n, nil
 
 	case *DocumentQueued:
-		if len(ev.JobIDs) > 0 && ev.Attempt == d.Attempt && (d.Status == StatusQueued || d.Status.Running()) && covers(d.Target, ev.Phase) {
+		inFlight := d.Status == StatusQueued || d.Status.Running()
+		if len(ev.JobIDs) > 0 && inFlight && ev.Attempt == d.Attempt && covers(d.Target, ev.Phase) {
 			// A job asking for what the current run already does joins it
 			// instead of queueing a second run.
-			for _, j := range ev.JobIDs {
-				if !slices.Contains(d.JobIDs, j) {
-					d.JobIDs = append(slices.Clone(d.JobIDs), j)
-				}
+			d.JobIDs = union(d.JobIDs, ev.JobIDs)
+			return d, nil
+		}
+		if len(ev.JobIDs) > 0 && inFlight && ev.Attempt == d.Attempt+1 {
+			// A job asking for more than the current run does waits for it.
+			p := PendingRun{Phase: ev.Phase}
+			if d.Pending != nil {
+				p = PendingRun{Phase: widest(d.Pending.Phase, ev.Phase), JobIDs: d.Pending.JobIDs}
 			}
+			p.JobIDs = union(p.JobIDs, ev.JobIDs)
+			d.Pending = &p
 			return d, nil
 		}
 		if err := d.checkQueue(ev.Phase, ev.Force); err != nil {
@@ -83,8 +170,11 @@ func (d Document) Apply(e Event) (Document, error) {
 		if ev.Attempt != d.Attempt+1 {
 			return d, fmt.Errorf("%w: attempt %d after %d", ErrStaleAttempt, ev.Attempt, d.Attempt)
 		}
-		d.Status, d.Target, d.Attempt, d.ClaimID = StatusQueued, ev.Phase, ev.Attempt, ""
+		d.Status, d.Target, d.Attempt, d.ClaimID, d.QueuedAt = StatusQueued, ev.Phase, ev.Attempt, "", at
 		d.JobIDs = append([]string(nil), ev.JobIDs...)
+		if d.Pending != nil && covers(ev.Phase, d.Pending.Phase) {
+			d.JobIDs, d.Pending = union(d.JobIDs, d.Pending.JobIDs), nil
+		}
 		d.StartedAt, d.CompletedAt, d.Error = time.Time{}, time.Time{}, nil
 		d.LineItems, d.Currency = nil, "" // a new run must not show the last one's results
 		return d, nil
@@ -162,6 +252,33 @@ func (d Document) Apply(e Event) (Document, error) {
 		return d, nil
 	}
 	return d, fmt.Errorf("%w: %s does not apply to documents", ErrUnknownDocument, e.Type())
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// widest returns the phase that performs both.
+func widest(a, b string) string {
+	if a == b {
+		return a
+	}
+	return PhaseFull
+}
+
+// FollowUp returns the run the dispatcher must queue for pending jobs once
+// the document's current run has ended, or nil.
+func (d Document) FollowUp(meta Meta) *DocumentQueued {
+	if d.Pending == nil || d.Status == StatusQueued || d.Status.Running() {
+		return nil
+	}
+	return d.NextQueue(meta, d.Pending.Phase, d.Pending.JobIDs, true)
 }
 
 // covers reports whether a run with target also performs phase.

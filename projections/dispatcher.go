@@ -11,7 +11,9 @@ import (
 	"github.com/docket/docket/eventstore"
 )
 
-// Dispatcher is the duty that turns DocumentQueued into work items. It runs
+// Dispatcher runs the duties of the partitions this node owns in the duties
+// group: it turns DocumentQueued into work items, and it records a job's
+// outcome once its rows are terminal (the coordinator, coordinator.go). It runs
 // only for the partitions this node owns in the duties group, and checks each
 // event against the local view before dispatching: a document whose attempt
 // was already claimed, canceled or superseded is skipped, so a hand-over
@@ -52,14 +54,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 func (d *Dispatcher) dispatch(ctx context.Context, g *eventstore.Group, recs []*kgo.Record) error {
 	var queued []*domain.DocumentQueued
+	var events []eventstore.Record
 	last := map[int32]eventstore.Position{}
 	for _, raw := range recs {
 		rec := g.Decode(raw)
+		if rec.Err != nil {
+			continue
+		}
+		events = append(events, rec)
+		last[rec.Partition] = rec.Position
 		if q, ok := rec.Event.(*domain.DocumentQueued); ok {
 			queued = append(queued, q)
-			last[rec.Partition] = rec.Position
 		}
 	}
+	// The duties read the views as of (at least) these events.
 	for _, pos := range last {
 		if err := d.Views.WaitFor(ctx, pos); err != nil {
 			return err
@@ -87,6 +95,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, g *eventstore.Group, recs []*
 			return ctx.Err()
 		case <-time.After(backoff):
 		}
+	}
+	if err := d.coordinate(ctx, events); err != nil {
+		return err
 	}
 	return g.Commit(ctx, recs...)
 }

@@ -135,6 +135,18 @@ func (s *Server) appendAndWait(ctx context.Context, events ...domain.Event) erro
 	return s.wait(ctx, pos)
 }
 
+// appendAccepted appends, then waits for the local views: an append error
+// fails the request, a slow view does not (the write is accepted and the
+// views catch up).
+func (s *Server) appendAccepted(ctx context.Context, events ...domain.Event) error {
+	pos, err := s.store.Append(ctx, events...)
+	if err != nil {
+		return err
+	}
+	_ = s.wait(ctx, pos)
+	return nil
+}
+
 func (s *Server) wait(ctx context.Context, pos []eventstore.Position) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteWait)
 	defer cancel()

@@ -25,6 +25,14 @@ type Config struct {
 	// WriteWait bounds how long a write waits for its own events to be
 	// applied before answering from the event itself. Default 10 s.
 	WriteWait time.Duration
+	// Handles signs and verifies job handles and session ids. Required for
+	// the jobs surface; no default.
+	Handles *Signer
+	// HandleTTL is how long a handle stays valid. Default 30 days.
+	HandleTTL time.Duration
+	// StallAfter marks an unfinished job stalled when nothing moved for
+	// longer. Default 5 minutes.
+	StallAfter time.Duration
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
 	PageSize int
@@ -46,6 +54,12 @@ func (c *Config) Validate() error {
 	}
 	if c.PageSize == 0 {
 		c.PageSize = 50
+	}
+	if c.HandleTTL == 0 {
+		c.HandleTTL = 30 * 24 * time.Hour
+	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 5 * time.Minute
 	}
 	switch {
 	case c.MaxUpload < 0:
@@ -104,6 +118,13 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodPost, "/batches/{batch_name}/process", s.processBatch)
 	v1(http.MethodGet, "/batches/{batch_name}/results", s.batchResults)
 	v1(http.MethodGet, "/documents/{id}", s.limited(s.getDocument))
+	// The jobs surface (spec/jobs.md).
+	v1(http.MethodPost, "/documents", s.uploadDocument)
+	v1(http.MethodPost, "/documents/process", s.processDocuments)
+	v1(http.MethodPost, "/extraction-sessions", s.createSession)
+	v1(http.MethodGet, "/extraction-sessions/{sessionId}/results", s.sessionResults)
+	v1(http.MethodGet, "/jobs/{jobId}", s.limited(s.getJob))
+	v1(http.MethodPost, "/jobs/{jobId}/cancel", s.cancelJob)
 	return s.recoverer(s.requestContext(r))
 }
 

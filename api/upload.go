@@ -196,3 +196,27 @@ func (s *Server) uploadToBatch(w http.ResponseWriter, r *http.Request) {
 		return result{http.StatusCreated, renderDocument(d)}, nil
 	})
 }
+
+// uploadDocument is POST /v1/documents: an upload outside any batch, for the
+// jobs surface.
+func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request) {
+	up, err := s.readUpload(r, w)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	fp := strings.Join([]string{up.blob.Key, up.fileName, up.contentType, up.reference}, "\x00")
+	s.idempotent(w, r, fp, func() (result, error) {
+		ev := &domain.DocumentUploaded{
+			Meta: s.meta(r), DocumentID: eventstore.NewID("doc_"), FileName: up.fileName,
+			ContentType: up.contentType, Size: up.blob.Size, BlobKey: up.blob.Key, Reference: optional(up.reference),
+		}
+		if err := s.appendAccepted(r.Context(), ev); err != nil {
+			return result{}, err
+		}
+		return result{http.StatusCreated, map[string]any{
+			"documentId": ev.DocumentID, "fileName": ev.FileName, "contentType": ev.ContentType,
+			"size": ev.Size, "reference": ev.Reference, "createdAt": ts(ev.Meta.OccurredAt),
+		}}, nil
+	})
+}

@@ -350,3 +350,22 @@ func (d Document) NextQueue(meta Meta, phase string, jobIDs []string, force bool
 	}
 	return &DocumentQueued{Meta: meta, DocumentID: d.ID, Phase: phase, Attempt: d.Attempt + 1, JobIDs: jobIDs, Force: force}
 }
+
+// QueueFor builds the DocumentQueued that gets phase done for jobs: joining
+// the run in flight when that run performs phase, waiting for it when it
+// does not, or a new run. It returns nil when the document needs no run
+// (already done and not forced); the job's row then completes at once.
+func (d Document) QueueFor(meta Meta, phase string, jobIDs []string, force bool) *DocumentQueued {
+	inFlight := d.Status == StatusQueued || d.Status.Running()
+	switch {
+	case inFlight && covers(d.Target, phase):
+		return &DocumentQueued{Meta: meta, DocumentID: d.ID, Phase: phase, Attempt: d.Attempt, JobIDs: jobIDs, Force: force}
+	case inFlight:
+		return &DocumentQueued{Meta: meta, DocumentID: d.ID, Phase: phase, Attempt: d.Attempt + 1, JobIDs: jobIDs, Force: force}
+	case phase == PhaseExtract && d.Status != StatusPreprocessed:
+		return d.QueueFor(meta, PhaseFull, jobIDs, force)
+	case d.CanQueue(phase, force) == nil:
+		return d.NextQueue(meta, phase, jobIDs, force)
+	}
+	return nil
+}

@@ -196,7 +196,7 @@ func (j Job) Outcome() (status JobStatus, p Progress, ok bool) {
 	switch {
 	case j.CancelRequested:
 		return JobStatusCancelled, p, true
-	case p.Total > 0 && p.Failed+j.count(RowCancelled) == p.Total && p.Failed > 0:
+	case p.Total > 0 && p.Failed == p.Total:
 		return JobStatusFailed, p, true
 	case p.Failed > 0 || j.count(RowCancelled) > 0:
 		return JobStatusCompletedWithFailures, p, true

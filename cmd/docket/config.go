@@ -73,6 +73,14 @@ type Config struct {
 	MaxUpload int64
 	// StatusRate is the per-org limit of status requests per minute. Default 120.
 	StatusRate int
+	// HandleKeys signs job handles: "kid:base64secret,..." (the first signs,
+	// all verify, so keys can rotate). Nodes of one deployment must share
+	// them. Default "": a key generated on first start and kept in
+	// <DataDir>/handle-keys (fine for one node).
+	HandleKeys string
+	// StallAfter flags an unfinished job as stalled when nothing moved for
+	// longer. Default 5m.
+	StallAfter time.Duration
 	// LogFormat is "json" or "console". Default "json".
 	LogFormat string
 	// LogLevel is a zerolog level name. Default "info".
@@ -234,6 +242,9 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	mu, _ := strconv.ParseInt(env("max-upload", strconv.FormatInt(blobstore.DefaultMaxSize, 10)), 10, 64)
 	fs.Int64Var(&c.MaxUpload, "max-upload", mu, "largest accepted document in bytes")
 	integer(&c.StatusRate, "status-rate", 120, "status requests per org per minute")
+	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
+	sa, _ := time.ParseDuration(env("stall-after", "5m"))
+	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")
 	str(&c.LogFormat, "log-format", "json", "json or console")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 }
@@ -246,8 +257,38 @@ func env(name, def string) string {
 	return def
 }
 
-func (c *Config) apiConfig() api.Config {
-	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate}
+func (c *Config) apiConfig(handles *api.Signer) api.Config {
+	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Handles: handles, StallAfter: c.StallAfter}
+}
+
+// signer builds the handle signer from --handle-keys, or from a key kept in
+// the data dir (created on first start, mode 0600).
+func (c *Config) signer() (*api.Signer, error) {
+	spec := c.HandleKeys
+	if spec == "" {
+		path := filepath.Join(c.DataDir, "handle-keys")
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			spec = strings.TrimSpace(string(b))
+		case errors.Is(err, os.ErrNotExist):
+			k, err := api.NewHandleKey("k1")
+			if err != nil {
+				return nil, err
+			}
+			spec = api.FormatHandleKeys([]api.HandleKey{k})
+			if err := writeFileAtomic(path, []byte(spec+"\n"), 0o600); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+	}
+	keys, err := api.ParseHandleKeys(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--handle-keys: %w", err)
+	}
+	return api.NewSigner(keys)
 }
 
 func usageError(format string, args ...any) error { return fmt.Errorf("usage: "+format, args...) }

@@ -124,7 +124,11 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err := n.ensureDefaultOrg(ctx); err != nil {
 		return nil, err
 	}
-	srv, err := api.New(cfg.apiConfig(), n.views, n.store, n.blobs, log, n.ready)
+	handles, err := cfg.signer()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := api.New(cfg.apiConfig(handles), n.views, n.store, n.blobs, log, n.ready)
 	if err != nil {
 		return nil, err
 	}

@@ -44,16 +44,19 @@ func (l *limiter) allow(key string) (ok bool, remaining int, reset, retry time.D
 	return true, remaining, next.Sub(now), 0
 }
 
-// limited wraps a status endpoint with the per-org limit and the RateLimit
-// headers clients use to pace their polling.
-func (s *Server) limited(h http.HandlerFunc) http.HandlerFunc {
+// limited wraps a status endpoint with the per-org status limit.
+func (s *Server) limited(h http.HandlerFunc) http.HandlerFunc { return s.limitedBy(s.limits, h) }
+
+// limitedBy applies one per-org limit and sets the RateLimit headers clients
+// use to pace themselves; an inner, stricter limit overwrites them.
+func (s *Server) limitedBy(l *limiter, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ok, remaining, reset, retry := s.limits.allow(orgOf(r))
+		ok, remaining, reset, retry := l.allow(orgOf(r))
 		hd := w.Header()
-		hd.Set("RateLimit-Limit", strconv.Itoa(s.limits.limit))
+		hd.Set("RateLimit-Limit", strconv.Itoa(l.limit))
 		hd.Set("RateLimit-Remaining", strconv.Itoa(remaining))
 		hd.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(reset.Seconds()))))
-		hd.Set("RateLimit-Policy", strconv.Itoa(s.limits.limit)+";w="+strconv.Itoa(int(s.limits.window.Seconds())))
+		hd.Set("RateLimit-Policy", strconv.Itoa(l.limit)+";w="+strconv.Itoa(int(l.window.Seconds())))
 		if !ok {
 			hd.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retry.Seconds())))))
 			writeError(w, r, ErrRateLimited)

@@ -22,6 +22,9 @@ type Config struct {
 	// StatusRate is how many status requests (GET batch, GET document) an org
 	// may make per minute on one node. Default 120.
 	StatusRate int
+	// Rate is how many requests of any kind an org may make per minute on
+	// one node; the status limit applies on top. Default 1200.
+	Rate int
 	// WriteWait bounds how long a write waits for its own events to be
 	// applied before answering from the event itself. Default 10 s.
 	WriteWait time.Duration
@@ -49,6 +52,9 @@ func (c *Config) Validate() error {
 	if c.StatusRate == 0 {
 		c.StatusRate = 120
 	}
+	if c.Rate == 0 {
+		c.Rate = 1200
+	}
 	if c.WriteWait == 0 {
 		c.WriteWait = 10 * time.Second
 	}
@@ -64,8 +70,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.MaxUpload < 0:
 		return errorf("MaxUpload must be positive")
-	case c.StatusRate < 0:
-		return errorf("StatusRate must be positive")
+	case c.StatusRate < 0 || c.Rate < 0:
+		return errorf("StatusRate and Rate must be positive")
 	case c.PageSize < 0 || c.PageSize > MaxPageSize:
 		return errorf("PageSize must be between 1 and %d", MaxPageSize)
 	}
@@ -74,13 +80,14 @@ func (c *Config) Validate() error {
 
 // Server serves the HTTP API.
 type Server struct {
-	cfg    Config
-	views  *projections.Views
-	store  *eventstore.Store
-	blobs  blobstore.Store
-	log    zerolog.Logger
-	limits *limiter
-	ready  func(context.Context) error
+	cfg     Config
+	views   *projections.Views
+	store   *eventstore.Store
+	blobs   blobstore.Store
+	log     zerolog.Logger
+	limits  *limiter // status endpoints
+	general *limiter // every authenticated call
+	ready   func(context.Context) error
 }
 
 // New builds a server. ready reports whether the node can serve (/readyz).
@@ -90,7 +97,7 @@ func New(cfg Config, views *projections.Views, store *eventstore.Store, blobs bl
 	}
 	return &Server{
 		cfg: cfg, views: views, store: store, blobs: blobs, log: log,
-		limits: newLimiter(cfg.StatusRate, time.Minute), ready: ready,
+		limits: newLimiter(cfg.StatusRate, time.Minute), general: newLimiter(cfg.Rate, time.Minute), ready: ready,
 	}, nil
 }
 
@@ -109,7 +116,7 @@ func (s *Server) Handler() http.Handler {
 	// a mux subrouter the inherited /v1 prefix matcher of a later route
 	// clears an earlier route's method mismatch, turning 405 into 404.
 	v1 := func(method, path string, h http.HandlerFunc) {
-		r.Handle("/v1"+path, s.authenticate(h)).Methods(method)
+		r.Handle("/v1"+path, s.authenticate(s.limitedBy(s.general, h))).Methods(method)
 	}
 	v1(http.MethodGet, "/batches", s.listBatches)
 	v1(http.MethodGet, "/batches/{batch_name}", s.limited(s.getBatch))

@@ -251,7 +251,8 @@ func TestAPIRateLimit(t *testing.T) {
 	limited("/v1/documents/"+d.ID, auth) // one budget for both status endpoints
 	limited("/v1/batches/nosuch", auth)  // counted before the lookup
 	for _, path := range []string{"/v1/batches/rl/results", "/v1/batches"} {
-		if r := tn.call("GET", path, auth, nil, "", nil); r.code != http.StatusOK || r.hdr.Get("RateLimit-Limit") != "" {
+		// Only the general per-org limit applies here, not the status one.
+		if r := tn.call("GET", path, auth, nil, "", nil); r.code != http.StatusOK || r.hdr.Get("RateLimit-Limit") != strconv.Itoa(tn.cfg.Rate) {
 			t.Fatalf("%s is limited: %d %v", path, r.code, r.hdr)
 		}
 	}
@@ -374,5 +375,28 @@ func TestAPIHealth(t *testing.T) {
 	}
 	if r := tn.call("GET", "/openapi.json", "", nil, "", nil); r.code != http.StatusOK || !json.Valid(r.body) {
 		t.Fatalf("openapi.json: %d", r.code)
+	}
+}
+
+// TestAPIGeneralRateLimit: every call counts against a general per-org
+// limit, writes included, with the same 429 headers.
+func TestAPIGeneralRateLimit(t *testing.T) {
+	t.Parallel()
+	tn := setup(t, func(c *Config) { c.Rate = 3 })
+	for i := range 3 {
+		var b map[string]any
+		if code := tn.get("/v1/batches", &b); code != http.StatusOK {
+			t.Fatalf("call %d: %d", i, code)
+		}
+	}
+	req, _ := http.NewRequest("POST", tn.url("/v1/batches/x/process"), nil)
+	req.Header.Set("Authorization", "Bearer "+tn.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || resp.Header.Get("RateLimit-Limit") != "3" {
+		t.Fatalf("4th call: %d %v", resp.StatusCode, resp.Header)
 	}
 }

@@ -73,6 +73,8 @@ type Config struct {
 	MaxUpload int64
 	// StatusRate is the per-org limit of status requests per minute. Default 120.
 	StatusRate int
+	// Rate is the per-org limit of all requests per minute. Default 1200.
+	Rate int
 	// HandleKeys signs job handles: "kid:base64secret,..." (the first signs,
 	// all verify, so keys can rotate). Nodes of one deployment must share
 	// them. Default "": a key generated on first start and kept in
@@ -242,6 +244,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	mu, _ := strconv.ParseInt(env("max-upload", strconv.FormatInt(blobstore.DefaultMaxSize, 10)), 10, 64)
 	fs.Int64Var(&c.MaxUpload, "max-upload", mu, "largest accepted document in bytes")
 	integer(&c.StatusRate, "status-rate", 120, "status requests per org per minute")
+	integer(&c.Rate, "rate", 1200, "requests of any kind per org per minute")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))
 	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")
@@ -258,7 +261,7 @@ func env(name, def string) string {
 }
 
 func (c *Config) apiConfig(handles *api.Signer) api.Config {
-	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Handles: handles, StallAfter: c.StallAfter}
+	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, Handles: handles, StallAfter: c.StallAfter}
 }
 
 // signer builds the handle signer from --handle-keys, or from a key kept in

@@ -236,18 +236,33 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 	}
 	if !j.Status().Terminal() && !j.CancelRequested {
 		events := []domain.Event{&domain.JobCancelRequested{Meta: s.meta(r), JobID: j.ID}}
+		var stops []eventstore.WorkItem
 		for _, row := range j.Rows {
 			if row.Status.Terminal() {
 				continue
 			}
-			// Rows not started are canceled; running ones finish what they do.
-			if dc, err := s.views.Document(org, row.DocumentID); err == nil && dc.Status == domain.StatusQueued && slices.Contains(dc.JobIDs, j.ID) {
+			// Rows not started are canceled; running ones are told to stop
+			// through the work topic, where their worker reads.
+			dc, err := s.views.Document(org, row.DocumentID)
+			if err != nil || !slices.Contains(dc.JobIDs, j.ID) {
+				continue
+			}
+			switch {
+			case dc.Status == domain.StatusQueued:
 				events = append(events, &domain.DocumentCanceled{Meta: s.meta(r), DocumentID: dc.ID, Reason: "job cancelled"})
+			case dc.Status.Running():
+				stops = append(stops, eventstore.WorkItem{ID: eventstore.NewID("stop_"), OrgID: org, DocumentID: dc.ID, Attempt: dc.Attempt, Cancel: true})
 			}
 		}
 		if err := s.appendAccepted(r.Context(), events...); err != nil {
 			writeError(w, r, err)
 			return
+		}
+		if len(stops) > 0 {
+			if err := s.store.AppendWork(r.Context(), stops...); err != nil {
+				writeError(w, r, err)
+				return
+			}
 		}
 		j, _ = s.views.Job(org, j.ID)
 	}

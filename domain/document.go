@@ -234,6 +234,19 @@ func (d Document) apply(e Event) (Document, error) {
 		return d, nil
 
 	case *DocumentCanceled:
+		if ev.ClaimID != "" {
+			// The worker stopped a running run: preprocessing it finished
+			// is kept.
+			if err := d.checkResult(ev.ClaimID, ""); err != nil {
+				return d, err
+			}
+			if d.Status == StatusExtracting {
+				d.Status, d.CompletedAt = StatusPreprocessed, at
+				return d, nil
+			}
+			d.Status, d.CompletedAt = StatusCanceled, at
+			return d, nil
+		}
 		if err := d.checkCancel(); err != nil {
 			return d, err
 		}

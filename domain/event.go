@@ -123,11 +123,14 @@ type DocumentFailed struct {
 	Retryable  bool   `avro:"retryable"`
 }
 
-// DocumentCanceled removes a document that has not started.
+// DocumentCanceled ends a run: one that has not started (ClaimID empty), or
+// a running one whose worker stopped it on request (ClaimID = its claim),
+// keeping what it finished.
 type DocumentCanceled struct {
 	Meta       Meta   `avro:"meta"`
 	DocumentID string `avro:"document_id"`
 	Reason     string `avro:"reason"`
+	ClaimID    string `avro:"claim_id"`
 }
 
 // BatchDeleted deletes a batch. Its documents that have not started are

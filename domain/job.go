@@ -136,6 +136,10 @@ func (j Job) Track(d Document, at time.Time) Job {
 	} else {
 		r.Status = PreprocessRow(d)
 	}
+	if j.CancelRequested && !r.Status.Terminal() && d.Status != StatusQueued && !d.Status.Running() {
+		// The run stopped on request before reaching this job's phase.
+		r.Status = RowCancelled
+	}
 	r.Error = nil
 	if r.Status == RowFailed && j.Kind == JobPreprocess {
 		r.Error = d.Error
@@ -343,4 +347,21 @@ func DocumentJob(d Document) JobStatus {
 		return JobStatusQueued
 	}
 	return JobStatusInProgress
+}
+
+// CancelIdle cancels, once cancellation was requested, a row whose document
+// has no run in flight for this job (it waits for one, or never started):
+// nothing else would ever move it.
+func (j Job) CancelIdle(d Document, at time.Time) Job {
+	i := j.row(d.ID)
+	if i < 0 || !j.CancelRequested || j.Rows[i].Status.Terminal() {
+		return j
+	}
+	if (d.Status == StatusQueued || d.Status.Running()) && slices.Contains(d.JobIDs, j.ID) {
+		return j
+	}
+	rows := slices.Clone(j.Rows)
+	rows[i].Status, rows[i].CompletedAt = RowCancelled, at
+	j.Rows, j.LastProgressAt = rows, at
+	return j
 }

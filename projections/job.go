@@ -31,6 +31,15 @@ func (p jobProjection) apply(tx *Tx) error {
 		tx.noop(err)
 		return nil
 	}
+	if _, ok := ev.(*domain.JobCancelRequested); ok {
+		for _, r := range next.Rows {
+			var d domain.Document
+			if _, err := tx.get(docKey(org, r.DocumentID), &d); err != nil {
+				return err
+			}
+			next = next.CancelIdle(d, at)
+		}
+	}
 	if created, ok := ev.(*domain.JobCreated); ok {
 		for _, r := range next.Rows {
 			if err := tx.b.Set(docJobKey(org, r.DocumentID, next.ID), nil, nil); err != nil {

@@ -39,6 +39,7 @@ func Example() {
 
 	w := worker.New(store, blobs)
 	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 

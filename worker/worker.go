@@ -16,6 +16,9 @@ import (
 	"github.com/docket/docket/extract"
 )
 
+// errStopRequested is the cause of a run stopped by a cancel work item.
+var errStopRequested = errors.New("worker: stop requested")
+
 // Worker processes work items with bounded concurrency.
 type Worker struct {
 	cfg   config
@@ -58,6 +61,13 @@ func (w *Worker) Run(ctx context.Context) error {
 			break
 		}
 		for _, rec := range recs {
+			if item, err := eventstore.UnmarshalWork(rec.Value); err == nil && item.Cancel {
+				// Stop requests bypass the slots: the run they stop holds one.
+				w.track.start(rec.Partition, rec.Offset)
+				w.handle(ctx, rec)()
+				w.markDone(g, rec)
+				continue
+			}
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -141,10 +151,12 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 	// acknowledgements are awaited outside the processing slot.
 	claimed := w.store.AppendAsync(ctx, started)
 
-	runCtx, cancel := context.WithTimeout(ctx, w.cfg.timeout)
-	defer cancel()
+	timed, cancelTimer := context.WithTimeout(ctx, w.cfg.timeout)
+	defer cancelTimer()
+	runCtx, stop := context.WithCancelCause(timed)
+	defer stop(nil)
 	w.mu.Lock()
-	w.inflight[item.DocumentID] = cancel
+	w.inflight[item.DocumentID] = func() { stop(errStopRequested) }
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -160,6 +172,15 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 		// Shutting down: leave the item uncommitted so that the next owner
 		// re-claims it, rather than recording a failure we did not see.
 		return fail(ctx.Err())
+	}
+	if err != nil && errors.Is(context.Cause(runCtx), errStopRequested) {
+		// Stopped on request (a job was cancelled): keep the phases that
+		// finished, and end the run.
+		log.Info().Msg("document stopped on request")
+		results = append(results, &domain.DocumentCanceled{
+			Meta: meta(), DocumentID: item.DocumentID, ClaimID: claim, Reason: "stopped on request",
+		})
+		err = nil
 	}
 	if err != nil {
 		phase := first

@@ -36,6 +36,36 @@ var routeTable = []string{
 	"POST /v1/batches/{batch_name}/process",
 	"GET /v1/batches/{batch_name}/results",
 	"GET /v1/documents/{id}",
+	"POST /v1/documents",
+	"POST /v1/documents/process",
+	"POST /v1/extraction-sessions",
+	"GET /v1/extraction-sessions/{sessionId}/results",
+	"GET /v1/jobs/{jobId}",
+	"POST /v1/jobs/{jobId}/cancel",
+}
+
+// routedBy reports whether the route table serves method on a concrete
+// path, matching each {parameter} against one path segment as the router
+// does: GET /v1/documents/process is GET /v1/documents/{id}.
+func routedBy(method, path string) bool {
+	for _, rt := range routeTable {
+		m, tmpl, _ := strings.Cut(rt, " ")
+		if m != method {
+			continue
+		}
+		segs := strings.Split(tmpl, "/")
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+				segs[i] = "[^/]+"
+			} else {
+				segs[i] = regexp.QuoteMeta(seg)
+			}
+		}
+		if regexp.MustCompile("^" + strings.Join(segs, "/") + "$").MatchString(path) {
+			return true
+		}
+	}
+	return false
 }
 
 var httpMethods = []string{
@@ -143,7 +173,12 @@ func TestOpenAPIVersionAndInfo(t *testing.T) {
 		t.Errorf("info title/version = %v/%v", info["title"], info["version"])
 	}
 	desc, _ := info["description"].(string)
-	for _, want := range []string{"queued → processing → succeeded | failed | canceled", "created_at", "started_at", "completed_at"} {
+	for _, want := range []string{
+		"queued → processing → succeeded | failed | canceled", "created_at", "started_at", "completed_at",
+		// The jobs surface: signed handles, the six job statuses, polling vs webhooks.
+		"queued → in_progress → completed | completed_with_failures | failed | cancelled",
+		"signed", "404", "GET /v1/jobs/{jobId}", "webhooks", "extraction.completed", "document.processed",
+	} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("info.description lacks %q", want)
 		}
@@ -175,7 +210,9 @@ func TestOpenAPIRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := s.Handler()
-	concrete := strings.NewReplacer("{batch_name}", "march-2026", "{id}", "doc_06h3d3c0zfxwg3nfeh2sqq1am4")
+	concrete := strings.NewReplacer("{batch_name}", "march-2026", "{id}", "doc_06h3d3c0zfxwg3nfeh2sqq1am4",
+		"{jobId}", "job_AQJrMXAAAAAAazeeSB5qb2JfMDZoM2RndzFlY3lqc2t5ZjhxbXp5dmtlZ21-A2gTRtPyNxAF-LkSx8gn",
+		"{sessionId}", "ses_AQJrMXMAAAAAazeeUB5zZXNfMDZoM2RneDNnejZiY3Z2dDViYWs1MHBnYzgupSOV2xhuM7Ak_37rc_zW")
 	// routed reports whether the router found a handler: every /v1 route
 	// answers 401 to an unauthenticated request before touching the (nil)
 	// views, the others answer 200; the router itself answers 404 or 405.
@@ -197,7 +234,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 	for path := range paths {
 		for _, m := range httpMethods {
-			want := slices.Contains(routeTable, m+" "+path)
+			want := routedBy(m, concrete.Replace(path))
 			got, code := routed(m, concrete.Replace(path))
 			if got != want {
 				t.Errorf("%s %s: routed = %v (status %d), route table says %v", m, path, got, code, want)
@@ -251,13 +288,14 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 // responses.
 func TestOpenAPIOperations(t *testing.T) {
 	doc := loadOpenAPI(t)
-	rateLimited := map[string]bool{"GET /v1/batches/{batch_name}": true, "GET /v1/documents/{id}": true}
+	rateLimited := map[string]bool{"GET /v1/batches/{batch_name}": true, "GET /v1/documents/{id}": true, "GET /v1/jobs/{jobId}": true}
 	for name, op := range operations(t, doc) {
 		method, path, _ := strings.Cut(name, " ")
 		v1 := strings.HasPrefix(path, "/v1/")
 
 		// Parameters: path templates declared; Idempotency-Key on POSTs.
 		params := map[string]map[string]any{}
+		replays := false // Idempotency-Key is the replaying kind (not accepted-and-ignored)
 		var all []any
 		if p, ok := obj(t, obj(t, doc["paths"], "paths")[path], path)["parameters"].([]any); ok {
 			all = append(all, p...)
@@ -266,6 +304,9 @@ func TestOpenAPIOperations(t *testing.T) {
 			all = append(all, p...)
 		}
 		for _, p := range all {
+			if m, ok := p.(map[string]any); ok && m["$ref"] == "#/components/parameters/IdempotencyKey" {
+				replays = true
+			}
 			r, err := resolve(doc, p)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -295,8 +336,14 @@ func TestOpenAPIOperations(t *testing.T) {
 		if v1 {
 			want = append(want, "401")
 		}
-		if method == http.MethodPost {
+		if replays {
+			if method != http.MethodPost {
+				t.Errorf("%s: a replaying Idempotency-Key on a %s", name, method)
+			}
 			want = append(want, "400", "409", "422")
+		}
+		if _, ok := op["requestBody"]; ok {
+			want = append(want, "400", "413", "415")
 		}
 		if rateLimited[name] {
 			want = append(want, "429")
@@ -468,5 +515,156 @@ func TestOpenAPISchemasMatchRender(t *testing.T) {
 		if got, want := pat.MatchString(name), domain.ValidateBatchName(name) == nil; got != want {
 			t.Errorf("batch name %q: pattern says %v, ValidateBatchName says %v", name, got, want)
 		}
+	}
+}
+
+// TestOpenAPIJobSchemasMatchRender checks the jobs-surface schemas against
+// what render_job.go emits, the enums against the domain's vocabularies and
+// the handle patterns against what the Signer produces.
+func TestOpenAPIJobSchemasMatchRender(t *testing.T) {
+	doc := loadOpenAPI(t)
+	signer, err := NewSigner([]HandleKey{{ID: "k1", Secret: []byte(strings.Repeat("s", 32))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Handles: signer}, nil, nil, nil, zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/v1/jobs/x", nil)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	pe := &domain.ProcessingError{Code: extract.CodeCorruptDocument, Message: "m", Phase: domain.PhasePreprocess}
+	h := Handle{Kind: HandleKindBatchPreprocess, Subject: "job_1", Expires: at.Add(time.Hour)}
+	handle := signer.Sign("org", h)
+	row := func(id string, st domain.RowStatus, e *domain.ProcessingError) domain.Row {
+		return domain.Row{DocumentID: id, Status: st, Error: e, StartedAt: at, CompletedAt: at.Add(time.Second)}
+	}
+
+	// rendered turns a render result into untyped JSON.
+	rendered := func(v any) map[string]any {
+		t.Helper()
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// checkJob checks a terminal render (every property present) and an
+	// open one (exactly the required properties) against a job schema.
+	checkJob := func(name string, done, open map[string]any) {
+		t.Helper()
+		schema := schemaOf(t, doc, name)
+		checkShape(t, schema, done, name+" (terminal)", false)
+		req := strs(t, schema["required"], name+" required")
+		sort.Strings(req)
+		if got := keysOf(open); !slices.Equal(got, req) {
+			t.Errorf("%s (open): rendered keys %v, required %v", name, got, req)
+		}
+		typ := obj(t, obj(t, schema["properties"], name)["type"], name+".type")
+		if typ["const"] != done["type"] {
+			t.Errorf("%s: type const %v, rendered %v", name, typ["const"], done["type"])
+		}
+		if !strings.HasPrefix(done["jobId"].(string), "job_") {
+			t.Errorf("%s: jobId %v", name, done["jobId"])
+		}
+	}
+
+	// Batch preprocess job: rows carry error; no results.
+	pj := domain.Job{ID: "job_1", Kind: domain.JobPreprocess, CreatedAt: at, StartedAt: at, LastProgressAt: at,
+		Rows: []domain.Row{row("doc_1", domain.RowCompleted, nil), row("doc_2", domain.RowFailed, pe)}}
+	pOpen := rendered(s.renderJob(r, handle, h, pj, false))
+	pj.Final, pj.CompletedAt = domain.JobStatusCompletedWithFailures, at.Add(2*time.Second)
+	pDone := rendered(s.renderJob(r, handle, h, pj, false))
+	checkJob("PreprocessJob", pDone, pOpen)
+	pres := obj(t, obj(t, schemaOf(t, doc, "PreprocessJob")["properties"], "PreprocessJob")["result"], "PreprocessJob.result")
+	checkShape(t, pres, pDone["result"], "PreprocessJob.result", true)
+	checkShape(t, schemaOf(t, doc, "JobProgress"), pDone["progress"], "JobProgress", true)
+	name, pages := "a.pdf", 1
+	checkShape(t, schemaOf(t, doc, "PreprocessJobRow"), rowJSON{DocumentID: "doc_2", Status: domain.RowFailed, Error: pe, FileName: &name, NumPages: &pages, Reference: optional("PO-1")}, "PreprocessJobRow", false)
+	if rows := pDone["result"].(map[string]any)["documents"].([]any); len(rows) != 2 || keysOf(rows[1].(map[string]any))[1] != "error" {
+		t.Errorf("PreprocessJob rows %v: want the failed row's error", rows)
+	}
+
+	// Extraction job: rows never carry error; results once terminal.
+	xh := Handle{Kind: HandleKindExtraction, Subject: "job_2", Expires: at.Add(time.Hour)}
+	xj := domain.Job{ID: "job_2", Kind: domain.JobExtraction, SessionID: "ses_1", CreatedAt: at, LastProgressAt: at,
+		Rows: []domain.Row{{DocumentID: "doc_1", Status: domain.RowQueued}, row("doc_2", domain.RowFailed, pe)}}
+	xOpen := rendered(s.renderJob(r, signer.Sign("org", xh), xh, xj, false))
+	xj.Final, xj.StartedAt, xj.CompletedAt = domain.JobStatusFailed, at, at.Add(2*time.Second)
+	xDone := rendered(s.renderJob(r, signer.Sign("org", xh), xh, xj, false))
+	checkJob("ExtractionJob", xDone, xOpen)
+	xres := obj(t, obj(t, schemaOf(t, doc, "ExtractionJob")["properties"], "ExtractionJob")["result"], "ExtractionJob.result")
+	checkShape(t, xres, xDone["result"], "ExtractionJob.result", false)
+	checkShape(t, obj(t, obj(t, xres["properties"], "result")["results"], "result.results"), xDone["result"].(map[string]any)["results"], "ExtractionJob.result.results", true)
+	if _, ok := xOpen["result"].(map[string]any)["results"]; ok {
+		t.Error("ExtractionJob (open): results before the job is terminal")
+	}
+	for _, row := range xDone["result"].(map[string]any)["documents"].([]any) {
+		if _, ok := row.(map[string]any)["error"]; ok {
+			t.Errorf("ExtractionJob row %v carries an error", row)
+		}
+	}
+	checkShape(t, schemaOf(t, doc, "ExtractionJobRow"), rowJSON{DocumentID: "doc_1", Status: domain.RowCompleted, FileName: &name, NumPages: &pages, Reference: optional("PO-1")}, "ExtractionJobRow", false)
+
+	// Single-document preprocess job.
+	dh := Handle{Kind: HandleKindDocumentPreprocess, Subject: DocumentRunSubject("doc_1", 1), Expires: at.Add(time.Hour)}
+	d := domain.Document{ID: "doc_1", FileName: "a.pdf"}
+	dOpen := rendered(s.renderRun(signer.Sign("org", dh), dh, d, domain.Run{Attempt: 1, Status: domain.JobStatusQueued, CreatedAt: at}))
+	dDone := rendered(s.renderRun(signer.Sign("org", dh), dh, d, domain.Run{Attempt: 1, Status: domain.JobStatusFailed, Error: pe, CreatedAt: at, StartedAt: at, CompletedAt: at.Add(time.Second)}))
+	checkJob("DocumentPreprocessJob", dDone, dOpen)
+
+	// Job is exactly the three shapes, told apart by type.
+	job := schemaOf(t, doc, "Job")
+	mapping := obj(t, obj(t, job["discriminator"], "Job.discriminator")["mapping"], "Job.discriminator.mapping")
+	for typ, name := range map[string]string{domain.JobPreprocess: "PreprocessJob", domain.JobExtraction: "ExtractionJob", "document_preprocess": "DocumentPreprocessJob"} {
+		if mapping[typ] != "#/components/schemas/"+name {
+			t.Errorf("Job discriminator %s -> %v, want %s", typ, mapping[typ], name)
+		}
+	}
+	if one, _ := job["oneOf"].([]any); len(one) != len(mapping) {
+		t.Errorf("Job oneOf has %d entries, mapping %d", len(one), len(mapping))
+	}
+
+	// The vocabularies.
+	if got, want := strs(t, schemaOf(t, doc, "JobStatus")["enum"], "JobStatus enum"), []string{
+		string(domain.JobStatusQueued), string(domain.JobStatusInProgress), string(domain.JobStatusCompleted),
+		string(domain.JobStatusCompletedWithFailures), string(domain.JobStatusFailed), string(domain.JobStatusCancelled),
+	}; !slices.Equal(got, want) {
+		t.Errorf("JobStatus enum = %v, want %v", got, want)
+	}
+	if got, want := strs(t, schemaOf(t, doc, "JobRowStatus")["enum"], "JobRowStatus enum"), []string{
+		string(domain.RowQueued), string(domain.RowInProgress), string(domain.RowCompleted), string(domain.RowFailed), string(domain.RowCancelled),
+	}; !slices.Equal(got, want) {
+		t.Errorf("JobRowStatus enum = %v, want %v", got, want)
+	}
+
+	// Handle patterns and length limits match what Sign produces.
+	for name, hd := range map[string]Handle{
+		"JobHandle":     {Kind: HandleKindExtraction, Subject: strings.Repeat("x", handleMaxSubject), Expires: at},
+		"SessionHandle": {Kind: HandleKindSession, Subject: strings.Repeat("x", handleMaxSubject), Expires: at},
+	} {
+		sc := schemaOf(t, doc, name)
+		long, err := NewSigner([]HandleKey{{ID: strings.Repeat("k", handleMaxKeyIDLen), Secret: []byte(strings.Repeat("s", 32))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{long.Sign("org", hd), signer.Sign("org", Handle{Kind: hd.Kind})} {
+			if !regexp.MustCompile(sc["pattern"].(string)).MatchString(v) {
+				t.Errorf("%s pattern %v rejects %q", name, sc["pattern"], v)
+			}
+			if max, _ := sc["maxLength"].(float64); len(v) > int(max) {
+				t.Errorf("%s maxLength %v < %d", name, max, len(v))
+			}
+		}
+		if max, _ := sc["maxLength"].(float64); int(max) != handleMaxLen {
+			t.Errorf("%s maxLength %v, want %d", name, max, handleMaxLen)
+		}
+	}
+	if max, _ := obj(t, obj(t, schemaOf(t, doc, "ProcessDocumentsRequest")["properties"], "request")["documentIds"], "documentIds")["maxItems"].(float64); int(max) != maxJobDocuments {
+		t.Errorf("documentIds maxItems %v, want %d", max, maxJobDocuments)
 	}
 }

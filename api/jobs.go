@@ -97,7 +97,7 @@ func (s *Server) processDocuments(w http.ResponseWriter, r *http.Request) {
 					return result{}, err
 				}
 				for _, id := range covering {
-					if j, err := s.views.Job(org, id); err == nil && j.Kind == domain.JobPreprocess && j.Status().Terminal() {
+					if j, err := s.views.Job(org, id); err == nil && j.Kind == domain.JobPreprocess && j.Status().Terminal() && j.Status() != domain.JobStatusCancelled {
 						reopen[id] = append(reopen[id], d.ID)
 					}
 				}
@@ -244,7 +244,7 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 			// Rows not started are canceled; running ones are told to stop
 			// through the work topic, where their worker reads.
 			dc, err := s.views.Document(org, row.DocumentID)
-			if err != nil || !slices.Contains(dc.JobIDs, j.ID) {
+			if err != nil || !slices.Contains(dc.JobIDs, j.ID) || s.runServesOthers(org, dc, j.ID) {
 				continue
 			}
 			switch {
@@ -267,6 +267,20 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 		j, _ = s.views.Job(org, j.ID)
 	}
 	writeJSON(w, http.StatusAccepted, s.renderJob(r, handle, h, j, false))
+}
+
+// runServesOthers reports whether the document's run also serves another
+// job that is still live: cancelling one job must not take the run from it.
+func (s *Server) runServesOthers(org string, d domain.Document, job string) bool {
+	for _, id := range d.JobIDs {
+		if id == job {
+			continue
+		}
+		if o, err := s.views.Job(org, id); err == nil && !o.CancelRequested && !o.Status().Terminal() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) sessionResults(w http.ResponseWriter, r *http.Request) {

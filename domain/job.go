@@ -260,7 +260,17 @@ func NewJob(e *JobCreated) Job {
 // already extracted (for an extraction job) completes its row at once.
 func (j Job) Adopt(d Document, force bool, at time.Time) Job {
 	i := j.row(d.ID)
-	if i < 0 || force || j.Rows[i].Status.Terminal() {
+	if i < 0 || j.Rows[i].Status.Terminal() {
+		return j
+	}
+	if d.BatchDeleted && d.Status == StatusCanceled {
+		// Its batch was deleted: the document can never run again.
+		rows := slices.Clone(j.Rows)
+		rows[i].Status, rows[i].CompletedAt = RowCancelled, at
+		j.Rows = rows
+		return j
+	}
+	if force {
 		return j
 	}
 	done := d.Status == StatusSucceeded
@@ -302,7 +312,8 @@ func (j Job) Apply(e Event) (Job, error) {
 		if j.ID == "" {
 			return j, ErrUnknownJob
 		}
-		if j.Kind != JobPreprocess || !j.Status().Terminal() || ev.Generation != j.Generation+1 {
+		// A cancelled job stays cancelled: only a finished one reopens.
+		if j.Kind != JobPreprocess || !j.Status().Terminal() || j.Status() == JobStatusCancelled || ev.Generation != j.Generation+1 {
 			return j, ErrJobNotReopenable
 		}
 		rows := slices.Clone(j.Rows)

@@ -166,3 +166,32 @@ func TestHandleSecurity(t *testing.T) {
 		t.Fatalf("truncated: %d %+v", code, got)
 	}
 }
+
+// TestJobOverDeletedBatchDocument: a document whose batch was deleted can
+// never run again; a job over it does not hang but ends with the row
+// cancelled.
+func TestJobOverDeletedBatchDocument(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	tn := setup(t, func(c *Config) { c.holdWorker = hold })
+	defer close(hold)
+	d, code := tn.upload("gone", "a.txt", textInvoice(1), "")
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d", code)
+	}
+	if code := tn.do("DELETE", "/v1/batches/gone", nil, "", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("delete: %d", code)
+	}
+	for _, force := range []bool{false, true} {
+		var created struct {
+			JobID string `json:"jobId"`
+		}
+		if code := tn.postJSON("/v1/documents/process", map[string]any{"documentIds": []string{d.ID}, "force": force}, &created); code != http.StatusAccepted {
+			t.Fatalf("process: %d", code)
+		}
+		j := tn.waitJob(created.JobID, func(j jobView) bool { return j.Status == "completed_with_failures" })
+		if j.Result.Documents[0].Status != "cancelled" {
+			t.Fatalf("force=%v: row = %+v", force, j.Result.Documents[0])
+		}
+	}
+}

@@ -29,6 +29,7 @@ var (
 	ErrJobTerminal      = errors.New("domain: job already finished or cancelling")
 	ErrJobNotReopenable = errors.New("domain: job cannot be reopened")
 	ErrJobNotDone       = errors.New("domain: job outcome does not match its rows")
+	ErrStaleDelivery    = errors.New("domain: delivery attempt does not follow the last one")
 	ErrNotClaimHolder   = errors.New("domain: idempotency key held by another claim")
 )
 
@@ -37,7 +38,8 @@ var noops = []error{
 	ErrAlreadyDone, ErrDuplicateClaim, ErrNotClaimable, ErrFencedClaim,
 	ErrWrongPhase, ErrAlreadyStarted, ErrDocumentCanceled, ErrBatchDeleted,
 	ErrOrgExists, ErrKeyExists, ErrUnknownKey, ErrIdempotencyTaken,
-	ErrJobExists, ErrUnknownJob, ErrJobTerminal, ErrJobNotReopenable, ErrJobNotDone, ErrNotClaimHolder,
+	ErrJobExists, ErrUnknownJob, ErrJobTerminal, ErrJobNotReopenable, ErrJobNotDone,
+	ErrStaleDelivery, ErrNotClaimHolder,
 }
 
 // IsNoop reports whether err is the fold refusing an event. Such an event stays

@@ -269,6 +269,7 @@ func Catalogue() []Event {
 		&DocumentCanceled{}, &BatchDeleted{},
 		&IdempotencyKeyClaimed{}, &IdempotencyKeyCompleted{}, &IdempotencyKeyReleased{},
 		&JobCreated{}, &JobCancelRequested{}, &JobReopened{}, &JobCompleted{}, &JobCancelled{},
+		&BatchWebhookSet{}, &BatchWebhookRemoved{}, &WebhookDeliveryAttempted{},
 	}
 }
 

@@ -51,6 +51,11 @@ func codecFill(t *testing.T, v reflect.Value, seed *int, withPointers bool) {
 				s := fmt.Sprintf("%s-%d", sf.Name, n)
 				f.Set(reflect.ValueOf(&s))
 			}
+		case sf.Type == reflect.TypeOf(&time.Time{}):
+			if withPointers {
+				t := time.Date(2025, 6, 1, 8, 0, 0, n*1000, time.UTC)
+				f.Set(reflect.ValueOf(&t))
+			}
 		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
 			f.SetInt(int64(n) * 1_000_003)
 		case f.Kind() == reflect.Bool:

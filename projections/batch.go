@@ -25,6 +25,7 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 			return fmt.Errorf("projections: index: %w", err)
 		}
 	}
+	wasDone := b.AllDone()
 	b, recompute := b.Track(before, after)
 	if recompute {
 		docs, err := batchDocuments(tx, org, name)
@@ -32,6 +33,11 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 			return err
 		}
 		b = domain.Summarize(org, name, docs)
+	}
+	if !wasDone && b.AllDone() {
+		if err := (webhookProjection{}).batchDone(tx, b); err != nil {
+			return err
+		}
 	}
 	return tx.put(batchKey(org, name), b)
 }
@@ -76,6 +82,9 @@ func (p batchProjection) deleteBatch(tx *Tx, ev *domain.BatchDeleted) error {
 		if err := tx.del(k); err != nil {
 			return err
 		}
+	}
+	if err := tx.del(batchHookKey(org, ev.BatchName)); err != nil {
+		return err
 	}
 	return tx.del(batchKey(org, ev.BatchName))
 }

@@ -1,8 +1,10 @@
 package projections
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/docket/docket/domain"
 )
@@ -137,4 +139,66 @@ func (v *Views) DocumentJobs(org, doc string) ([]string, error) {
 		return true, nil
 	})
 	return ids, err
+}
+
+// BatchWebhook returns a batch's webhook registration.
+func (v *Views) BatchWebhook(org, batch string) (BatchWebhook, error) {
+	var h BatchWebhook
+	found, err := getJSON(v.db, batchHookKey(org, batch), &h)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return h, err
+}
+
+// Notification returns one notification of org.
+func (v *Views) Notification(org, id string) (domain.Notification, error) {
+	var n domain.Notification
+	found, err := getJSON(v.db, notifKey(org, id), &n)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return n, err
+}
+
+// BatchNotifications lists a batch's notifications, oldest first by id.
+func (v *Views) BatchNotifications(org, batch string) ([]domain.Notification, error) {
+	prefix := batchNotifPrefix(org, batch)
+	var out []domain.Notification
+	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
+		n, err := v.Notification(org, string(k[len(prefix):]))
+		if err != nil {
+			return false, err
+		}
+		out = append(out, n)
+		return true, nil
+	})
+	return out, err
+}
+
+// DueNotifications lists up to limit pending notifications of partition p
+// whose next attempt is due at now.
+func (v *Views) DueNotifications(p int32, now time.Time, limit int) ([]domain.Notification, error) {
+	prefix := duePrefix(p)
+	var out []domain.Notification
+	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
+		if len(out) >= limit || len(k) < len(prefix)+8 {
+			return false, nil
+		}
+		if int64(binary.BigEndian.Uint64(k[len(prefix):])) > now.UnixNano() {
+			return false, nil
+		}
+		rest := string(k[len(prefix)+9:]) // skip "/"
+		org, id, ok := strings.Cut(rest, "/")
+		if !ok {
+			return true, nil
+		}
+		n, err := v.Notification(org, id)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, n)
+		return true, nil
+	})
+	return out, err
 }

@@ -189,6 +189,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		for _, fn := range v.listeners {
 			fn(applied)
 		}
+		v.notifySubscribers(applied)
 	}
 	return nil
 }
@@ -203,6 +204,8 @@ func (v *Views) applyOne(tx *Tx) error {
 		return v.idempotency.apply(tx)
 	case *domain.JobCreated, *domain.JobCancelRequested, *domain.JobReopened, *domain.JobCompleted, *domain.JobCancelled:
 		return v.jobs.apply(tx)
+	case *domain.BatchWebhookSet, *domain.BatchWebhookRemoved, *domain.WebhookDeliveryAttempted:
+		return webhookProjection{}.apply(tx)
 	}
 	return v.documents.apply(tx)
 }

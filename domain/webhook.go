@@ -1,0 +1,96 @@
+package domain
+
+import "time"
+
+// Delivery outcomes recorded by WebhookDeliveryAttempted.
+const (
+	DeliveryDelivered = "delivered" // 2xx
+	DeliveryRetry     = "retry"     // failed; NextAttemptAt is set
+	DeliveryExhausted = "exhausted" // failed, and that was the last attempt
+	DeliveryGone      = "gone"      // 410: the subscription is disabled
+	DeliveryRefused   = "refused"   // the URL is not allowed (SSRF rules)
+)
+
+// BatchWebhookSet registers or replaces a batch's webhook. Secret is the
+// signing secret ("whsec_..."), which the delivering node needs; the log is
+// the only place every node can get it from.
+type BatchWebhookSet struct {
+	Meta      Meta   `avro:"meta"`
+	BatchName string `avro:"batch_name"`
+	URL       string `avro:"url"`
+	Secret    string `avro:"secret"`
+}
+
+// BatchWebhookRemoved removes a batch's webhook.
+type BatchWebhookRemoved struct {
+	Meta      Meta   `avro:"meta"`
+	BatchName string `avro:"batch_name"`
+}
+
+// WebhookDeliveryAttempted records one delivery attempt of a notification,
+// so the delivery log is auditable and survives the loss of any node.
+type WebhookDeliveryAttempted struct {
+	Meta           Meta       `avro:"meta"`
+	NotificationID string     `avro:"notification_id"`
+	Attempt        int        `avro:"attempt"`
+	HTTPStatus     int        `avro:"http_status"`
+	LatencyMillis  int64      `avro:"latency_ms"`
+	Outcome        string     `avro:"outcome"`
+	Error          string     `avro:"error"`
+	NextAttemptAt  *time.Time `avro:"next_attempt_at"`
+}
+
+func (e *BatchWebhookSet) Type() string          { return "BatchWebhookSet" }
+func (e *BatchWebhookRemoved) Type() string      { return "BatchWebhookRemoved" }
+func (e *WebhookDeliveryAttempted) Type() string { return "WebhookDeliveryAttempted" }
+
+func (e *BatchWebhookSet) Header() *Meta          { return &e.Meta }
+func (e *BatchWebhookRemoved) Header() *Meta      { return &e.Meta }
+func (e *WebhookDeliveryAttempted) Header() *Meta { return &e.Meta }
+
+// Notification is one webhook message and its delivery state. It is created
+// by a projection from a completion (its id derived from the log position of
+// the event that completed the batch, so every node derives the same one)
+// and moved by WebhookDeliveryAttempted.
+type Notification struct {
+	ID          string
+	OrgID       string
+	Partition   int32
+	Target      string // batch name
+	URL         string
+	Secret      string
+	EventType   string
+	Payload     []byte
+	CreatedAt   time.Time
+	Attempts    int
+	State       string // pending, delivered, exhausted, gone, refused
+	NextAt      time.Time
+	LastStatus  int
+	LastOutcome string
+	LastError   string
+	LastAt      time.Time
+}
+
+// Pending reports whether the notification still waits for delivery.
+func (n Notification) Pending() bool { return n.State == "pending" }
+
+// Apply folds one delivery attempt.
+func (n Notification) Apply(e *WebhookDeliveryAttempted) (Notification, error) {
+	if n.ID == "" || !n.Pending() || e.Attempt != n.Attempts+1 {
+		return n, ErrStaleDelivery
+	}
+	n.Attempts, n.LastStatus, n.LastOutcome, n.LastError, n.LastAt = e.Attempt, e.HTTPStatus, e.Outcome, e.Error, e.Meta.OccurredAt
+	switch e.Outcome {
+	case DeliveryRetry:
+		if e.NextAttemptAt == nil {
+			return n, ErrStaleDelivery
+		}
+		n.NextAt = *e.NextAttemptAt
+	case DeliveryDelivered, DeliveryExhausted, DeliveryGone, DeliveryRefused:
+		n.State = e.Outcome
+		n.NextAt = time.Time{}
+	default:
+		return n, ErrStaleDelivery
+	}
+	return n, nil
+}

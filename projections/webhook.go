@@ -1,0 +1,112 @@
+package projections
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/docket/docket/domain"
+)
+
+// webhookProjection is the webhook outbox (DESIGN invariant 7): batch
+// webhook registrations, the notifications derived from completions, their
+// delivery state from WebhookDeliveryAttempted, and a due-time index per
+// partition that the delivery duty of the partition's owner scans.
+//
+//	bw/<org>/<batch>                         batch webhook {URL, Secret}
+//	wn/<org>/<notification>                  notification
+//	bn/<org>/<batch>/<notification>          a batch's notifications
+//	wq/<partition u32>/<due u64>/<org>/<id>  pending deliveries by due time
+type webhookProjection struct{}
+
+// BatchWebhook is a batch's webhook registration.
+type BatchWebhook struct {
+	URL    string
+	Secret string
+}
+
+func batchHookKey(org, batch string) []byte { return []byte("bw/" + org + "/" + batch) }
+func notifKey(org, id string) []byte        { return []byte("wn/" + org + "/" + id) }
+func batchNotifPrefix(org, batch string) []byte {
+	return []byte("bn/" + org + "/" + batch + "/")
+}
+
+func dueKey(n domain.Notification) []byte {
+	k := []byte("wq/")
+	k = binary.BigEndian.AppendUint32(k, uint32(n.Partition))
+	k = binary.BigEndian.AppendUint64(k, uint64(n.NextAt.UnixNano()))
+	return append(k, []byte("/"+n.OrgID+"/"+n.ID)...)
+}
+
+func duePrefix(p int32) []byte { return binary.BigEndian.AppendUint32([]byte("wq/"), uint32(p)) }
+
+func (webhookProjection) apply(tx *Tx) error {
+	switch ev := tx.rec.Event.(type) {
+	case *domain.BatchWebhookSet:
+		return tx.put(batchHookKey(ev.Meta.OrgID, ev.BatchName), BatchWebhook{URL: ev.URL, Secret: ev.Secret})
+	case *domain.BatchWebhookRemoved:
+		return tx.del(batchHookKey(ev.Meta.OrgID, ev.BatchName))
+	case *domain.WebhookDeliveryAttempted:
+		var n domain.Notification
+		if _, err := tx.get(notifKey(ev.Meta.OrgID, ev.NotificationID), &n); err != nil {
+			return err
+		}
+		next, err := n.Apply(ev)
+		if err != nil {
+			tx.noop(err)
+			return nil
+		}
+		if err := tx.del(dueKey(n)); err != nil {
+			return err
+		}
+		return putNotification(tx, next)
+	}
+	return nil
+}
+
+func putNotification(tx *Tx, n domain.Notification) error {
+	if n.Pending() {
+		if err := tx.b.Set(dueKey(n), nil, nil); err != nil {
+			return err
+		}
+	}
+	return tx.put(notifKey(n.OrgID, n.ID), n)
+}
+
+// batchDone creates the notification of a batch that just reached
+// all_done, if it has a webhook. Its id comes from the log position of the
+// event that completed the batch: every node derives the same one, and a
+// later completion (after more documents) gets a new one.
+func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
+	var hook BatchWebhook
+	found, err := tx.get(batchHookKey(b.OrgID, b.Name), &hook)
+	if err != nil || !found {
+		return err
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/%d", b.OrgID, b.Name, tx.rec.Partition, tx.rec.Offset))
+	at := tx.rec.Event.Header().OccurredAt
+	_, _, completed := b.Timestamps()
+	payload, err := json.Marshal(map[string]any{
+		"type":      "batch.completed",
+		"timestamp": at.UTC().Format(time.RFC3339Nano),
+		"data": map[string]any{
+			"batch_name": b.Name, "status": b.Status(), "total": b.Documents,
+			"counts": b.Counts, "completed_at": completed.UTC().Format(time.RFC3339Nano),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	n := domain.Notification{
+		ID: "msg_" + hex.EncodeToString(sum[:13]), OrgID: b.OrgID, Partition: tx.rec.Partition,
+		Target: b.Name, URL: hook.URL, Secret: hook.Secret, EventType: "batch.completed",
+		Payload: payload, CreatedAt: at, State: "pending", NextAt: at,
+	}
+	if err := tx.b.Set(append(batchNotifPrefix(b.OrgID, b.Name), n.ID...), nil, nil); err != nil {
+		return err
+	}
+	return putNotification(tx, n)
+}

@@ -13,7 +13,7 @@ build:
 # Starts docket with the embedded Kafka-protocol broker, views, duties,
 # worker and HTTP API in one process. Data goes to ./docket-data.
 run: build
-	./$(BIN) serve --log-format console
+	./$(BIN) serve --log-format console --webhook-allow-loopback
 
 vet:
 	$(GO) vet $(PKGS)

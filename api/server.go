@@ -36,6 +36,9 @@ type Config struct {
 	// StallAfter marks an unfinished job stalled when nothing moved for
 	// longer. Default 5 minutes.
 	StallAfter time.Duration
+	// WebhookAllowPrivate and WebhookAllowLoopback relax the registration
+	// check of webhook URLs (delivery checks again). Default false.
+	WebhookAllowPrivate, WebhookAllowLoopback bool
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
 	PageSize int
@@ -125,6 +128,10 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodPost, "/batches/{batch_name}/process", s.processBatch)
 	v1(http.MethodGet, "/batches/{batch_name}/results", s.batchResults)
 	v1(http.MethodGet, "/documents/{id}", s.limited(s.getDocument))
+	v1(http.MethodPut, "/batches/{batch_name}/webhook", s.putBatchWebhook)
+	v1(http.MethodGet, "/batches/{batch_name}/webhook", s.getBatchWebhook)
+	v1(http.MethodDelete, "/batches/{batch_name}/webhook", s.deleteBatchWebhook)
+	v1(http.MethodGet, "/batches/{batch_name}/webhook/deliveries", s.batchDeliveries)
 	// The jobs surface (spec/jobs.md).
 	v1(http.MethodPost, "/documents", s.uploadDocument)
 	v1(http.MethodPost, "/documents/process", s.processDocuments)

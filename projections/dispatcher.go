@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -23,11 +24,45 @@ type Dispatcher struct {
 	Views    *Views
 	Instance string // static group member id; "" for dynamic membership
 	Log      zerolog.Logger
+
+	mu    sync.Mutex
+	owned map[int32]bool // partitions this node owns in the duties group
+}
+
+// Owned lists the partitions this node currently owns in the duties group;
+// other duties (webhook delivery) act only on those.
+func (d *Dispatcher) Owned() []int32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]int32, 0, len(d.owned))
+	for p := range d.owned {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (d *Dispatcher) setOwned(parts []int32, own bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.owned == nil {
+		d.owned = map[int32]bool{}
+	}
+	for _, p := range parts {
+		if own {
+			d.owned[p] = true
+		} else {
+			delete(d.owned, p)
+		}
+	}
 }
 
 // Run dispatches until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), d.Store.EventsTopic(), d.Instance, kgo.BlockRebalanceOnPoll(), kgo.DisableAutoCommit())
+	topic := d.Store.EventsTopic()
+	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), topic, d.Instance, kgo.BlockRebalanceOnPoll(), kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { d.setOwned(m[topic], true) }),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { d.setOwned(m[topic], false) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { d.setOwned(m[topic], false) }))
 	if err != nil {
 		return err
 	}

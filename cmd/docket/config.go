@@ -14,6 +14,7 @@ import (
 	"github.com/docket/docket/api"
 	"github.com/docket/docket/blobstore"
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/projections"
 )
 
 // Config is the configuration of `docket serve`. Every field is a flag and
@@ -83,6 +84,17 @@ type Config struct {
 	// StallAfter flags an unfinished job as stalled when nothing moved for
 	// longer. Default 5m.
 	StallAfter time.Duration
+	// WebhookAllowPrivate lets webhooks go to private, link-local and
+	// metadata addresses. Default false (they are refused, also at delivery
+	// time against DNS rebinding).
+	WebhookAllowPrivate bool
+	// WebhookAllowLoopback lets webhooks go to loopback addresses, so a
+	// newcomer can try them locally (`make run` sets it). Default false.
+	WebhookAllowLoopback bool
+	// WebhookSchedule is the retry schedule, comma-separated durations, the
+	// first being the first attempt's delay. Default
+	// "0s,5s,5m,30m,2h,5h,10h,10h" (with ±10 % jitter per wait).
+	WebhookSchedule string
 	// LogFormat is "json" or "console". Default "json".
 	LogFormat string
 	// LogLevel is a zerolog level name. Default "info".
@@ -105,6 +117,9 @@ func (c *Config) Validate() error {
 		if _, _, err := blobstore.ParseURL(c.BlobStore); err != nil {
 			errs = append(errs, fmt.Errorf("--blob-store: %w", err))
 		}
+	}
+	if _, err := c.schedule(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.validateRoles(); err != nil {
 		errs = append(errs, err)
@@ -195,6 +210,22 @@ func (c *Config) openBlobs(ctx context.Context) (blobstore.Store, error) {
 	}, blobstore.MaxSize(c.MaxUpload))
 }
 
+// schedule parses WebhookSchedule.
+func (c *Config) schedule() ([]time.Duration, error) {
+	if c.WebhookSchedule == "" {
+		return projections.DefaultSchedule, nil
+	}
+	var out []time.Duration
+	for _, f := range strings.Split(c.WebhookSchedule, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--webhook-schedule: %q is not a duration", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 // blobDir resolves BlobDir's default.
 func (c *Config) blobDir() string {
 	if c.BlobDir != "" {
@@ -248,6 +279,16 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))
 	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")
+	boolean := func(p *bool, name string, def bool, usage string) {
+		v, err := strconv.ParseBool(env(name, strconv.FormatBool(def)))
+		if err != nil {
+			v = def
+		}
+		fs.BoolVar(p, name, v, usage)
+	}
+	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhooks to private, link-local and metadata addresses")
+	boolean(&c.WebhookAllowLoopback, "webhook-allow-loopback", false, "allow webhooks to loopback addresses (local trials)")
+	str(&c.WebhookSchedule, "webhook-schedule", "0s,5s,5m,30m,2h,5h,10h,10h", "webhook attempt delays, comma-separated")
 	str(&c.LogFormat, "log-format", "json", "json or console")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 }
@@ -261,7 +302,8 @@ func env(name, def string) string {
 }
 
 func (c *Config) apiConfig(handles *api.Signer) api.Config {
-	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, Handles: handles, StallAfter: c.StallAfter}
+	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, Handles: handles, StallAfter: c.StallAfter,
+		WebhookAllowPrivate: c.WebhookAllowPrivate, WebhookAllowLoopback: c.WebhookAllowLoopback}
 }
 
 // signer builds the handle signer from --handle-keys, or from a key kept in

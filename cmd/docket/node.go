@@ -20,6 +20,7 @@ import (
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 	"github.com/docket/docket/projections"
+	"github.com/docket/docket/webhook"
 	"github.com/docket/docket/worker"
 )
 
@@ -110,6 +111,10 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if roles[roleDuties] {
 		d := &projections.Dispatcher{Store: n.store, Views: n.views, Instance: nodeID + "-duties", Log: log}
 		n.goRun("dispatcher", func() error { return d.Run(runCtx) })
+		schedule, _ := cfg.schedule()
+		client := webhook.NewClient(webhook.AllowPrivate(cfg.WebhookAllowPrivate), webhook.AllowLoopback(cfg.WebhookAllowLoopback))
+		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client}, Schedule: schedule, Log: log}
+		n.goRun("webhooks", func() error { return dl.Run(runCtx) })
 	}
 	if roles[roleWorker] {
 		w := worker.New(n.store, n.blobs,

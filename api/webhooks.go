@@ -1,0 +1,117 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/webhook"
+)
+
+// putBatchWebhook registers (or replaces) a batch's webhook and returns its
+// signing secret, this once.
+func (s *Server) putBatchWebhook(w http.ResponseWriter, r *http.Request) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeError(w, r, fmt.Errorf("%w: send application/json", ErrUnsupportedMedia))
+		return
+	}
+	var req struct {
+		URL string `json:"url"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, r, fmt.Errorf("%w: body must be {\"url\": ...}: %w", ErrInvalid, err))
+		return
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		writeError(w, r, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid))
+		return
+	}
+	if len(req.URL) > 2048 {
+		writeError(w, r, fmt.Errorf("%w: url longer than 2048 characters", ErrInvalid))
+		return
+	}
+	if err := webhook.ValidateURL(req.URL, s.cfg.WebhookAllowPrivate, s.cfg.WebhookAllowLoopback); err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrInvalid, err))
+		return
+	}
+	org := orgOf(r)
+	if _, err := s.views.Batch(org, name); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.appendAccepted(r.Context(), &domain.BatchWebhookSet{Meta: s.meta(r), BatchName: name, URL: req.URL, Secret: secret}); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "url": req.URL, "secret": secret})
+}
+
+func (s *Server) getBatchWebhook(w http.ResponseWriter, r *http.Request) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+		return
+	}
+	hook, err := s.views.BatchWebhook(orgOf(r), name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "url": hook.URL})
+}
+
+func (s *Server) deleteBatchWebhook(w http.ResponseWriter, r *http.Request) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+		return
+	}
+	if _, err := s.views.BatchWebhook(orgOf(r), name); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.appendAccepted(r.Context(), &domain.BatchWebhookRemoved{Meta: s.meta(r), BatchName: name}); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// batchDeliveries lists a batch's notifications with their delivery state.
+func (s *Server) batchDeliveries(w http.ResponseWriter, r *http.Request) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+		return
+	}
+	ns, err := s.views.BatchNotifications(orgOf(r), name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]map[string]any, len(ns))
+	for i, n := range ns {
+		out[i] = map[string]any{
+			"notification_id": n.ID, "type": n.EventType, "state": n.State, "attempts": n.Attempts,
+			"last_status": n.LastStatus, "last_outcome": optional(n.LastOutcome), "last_error": optional(n.LastError),
+			"created_at": ts(n.CreatedAt), "last_attempt_at": ts(n.LastAt), "next_attempt_at": ts(n.NextAt),
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "deliveries": out})
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docket/docket/webhook"
+)
+
+type received struct {
+	id   string
+	body []byte
+	hdr  http.Header
+	code int
+}
+
+// TestBatchWebhook: the receiver is down for the first attempts and then
+// up; the notification arrives with the same webhook-id on every retry and a
+// signature that verifies; a second completion after new documents sends a
+// second notification with a new id; every attempt is listed.
+func TestBatchWebhook(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []received
+	arrived := make(chan struct{}, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		code := http.StatusOK
+		if len(got) < 2 {
+			code = http.StatusServiceUnavailable // down for the first two attempts
+		}
+		got = append(got, received{id: r.Header.Get("webhook-id"), body: body, hdr: r.Header.Clone(), code: code})
+		mu.Unlock()
+		w.WriteHeader(code)
+		arrived <- struct{}{}
+	}))
+	defer srv.Close()
+	tn := setup(t, func(c *Config) { c.WebhookAllowLoopback, c.WebhookSchedule = true, "0s,20ms,20ms,20ms,20ms" })
+
+	if _, code := tn.upload("hooked", "a.txt", textInvoice(1), ""); code != http.StatusCreated {
+		t.Fatalf("upload: %d", code)
+	}
+	var reg struct {
+		Secret string `json:"secret"`
+	}
+	body, _ := json.Marshal(map[string]string{"url": srv.URL + "/hook"})
+	if code := tn.do("PUT", "/v1/batches/hooked/webhook", bytes.NewReader(body), "application/json", nil, &reg); code != http.StatusOK || reg.Secret == "" {
+		t.Fatalf("PUT webhook: %d %+v", code, reg)
+	}
+	secret, err := webhook.ParseSecret(reg.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered := func(n int) []received {
+		deadline := time.After(time.Minute)
+		for {
+			mu.Lock()
+			ok := 0
+			for _, r := range got {
+				if r.code == http.StatusOK {
+					ok++
+				}
+			}
+			snapshot := append([]received(nil), got...)
+			mu.Unlock()
+			if ok >= n {
+				return snapshot
+			}
+			select {
+			case <-arrived:
+			case <-deadline:
+				t.Fatalf("%d notifications delivered, want %d (%d attempts)", ok, n, len(snapshot))
+			}
+		}
+	}
+	tn.do("POST", "/v1/batches/hooked/process", nil, "", nil, nil)
+	first := waitDelivered(1)
+	if len(first) != 3 {
+		t.Fatalf("%d attempts, want 3 (two refused by the receiver, then delivered)", len(first))
+	}
+	for _, r := range first {
+		if r.id != first[0].id || r.id == "" {
+			t.Fatalf("webhook-id changed across retries: %q vs %q", r.id, first[0].id)
+		}
+		if err := webhook.Verify(secret, r.hdr, r.body, time.Now(), 5*time.Minute); err != nil {
+			t.Fatalf("signature: %v", err)
+		}
+	}
+	var payload struct {
+		Type string `json:"type"`
+		Data struct {
+			BatchName string `json:"batch_name"`
+			Status    string `json:"status"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(first[2].body, &payload); err != nil || payload.Type != "batch.completed" || payload.Data.BatchName != "hooked" || payload.Data.Status != "succeeded" {
+		t.Fatalf("payload %s: %v", first[2].body, err)
+	}
+
+	// More documents, processed again: a second notification, new id.
+	tn.upload("hooked", "b.txt", textInvoice(2), "")
+	tn.do("POST", "/v1/batches/hooked/process", nil, "", nil, nil)
+	all := waitDelivered(2)
+	last := all[len(all)-1]
+	if last.id == first[0].id {
+		t.Fatalf("second completion reused webhook-id %s", last.id)
+	}
+	var list struct {
+		Deliveries []struct {
+			State    string `json:"state"`
+			Attempts int    `json:"attempts"`
+		} `json:"deliveries"`
+	}
+	tn.waitFor(func() bool {
+		tn.get("/v1/batches/hooked/webhook/deliveries", &list)
+		return len(list.Deliveries) == 2 && list.Deliveries[0].State == "delivered" && list.Deliveries[1].State == "delivered"
+	})
+	attempts := list.Deliveries[0].Attempts + list.Deliveries[1].Attempts
+	if attempts != 4 {
+		t.Fatalf("deliveries = %+v, want 3 + 1 attempts", list.Deliveries)
+	}
+	tn.verify()
+}

@@ -132,6 +132,11 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodGet, "/batches/{batch_name}/webhook", s.getBatchWebhook)
 	v1(http.MethodDelete, "/batches/{batch_name}/webhook", s.deleteBatchWebhook)
 	v1(http.MethodGet, "/batches/{batch_name}/webhook/deliveries", s.batchDeliveries)
+	v1(http.MethodPost, "/webhook-endpoints", s.createEndpoint)
+	v1(http.MethodGet, "/webhook-endpoints", s.listEndpoints)
+	v1(http.MethodGet, "/webhook-endpoints/{id}", s.getEndpoint)
+	v1(http.MethodDelete, "/webhook-endpoints/{id}", s.deleteEndpoint)
+	v1(http.MethodGet, "/webhook-endpoints/{id}/deliveries", s.endpointDeliveries)
 	// The jobs surface (spec/jobs.md).
 	v1(http.MethodPost, "/documents", s.uploadDocument)
 	v1(http.MethodPost, "/documents/process", s.processDocuments)

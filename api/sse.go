@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -33,10 +34,11 @@ import (
 //
 // Terminal states do not end the stream: a batch can get new documents and
 // a preprocess job can be reopened by a forced run. A stream ends when the
-// client goes away, when the node drops a subscriber too slow to keep up
-// (the client reconnects and resumes), or when the resource can no longer be
-// read (deleted, handle expired): then a last "event: error" carries the
-// error envelope a GET would return. A comment line ": keep-alive" is sent
+// client goes away, when the node shuts down (StopStreams), when the node
+// drops a subscriber too slow to keep up (the client reconnects and
+// resumes), or when the resource can no longer be read (batch deleted,
+// handle expired): then a last "event: error" carries the error envelope a
+// GET would return. A comment line ": keep-alive" is sent
 // after sseKeepAlive without events, for proxies and dead-peer detection.
 
 const (
@@ -96,6 +98,25 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// streamStops holds, per Server, the channel StopStreams closes. It lives
+// beside Server, whose fields are in server.go.
+var streamStops sync.Map // *Server -> chan struct{}
+
+func (s *Server) streamsStopped() <-chan struct{} {
+	ch, _ := streamStops.LoadOrStore(s, make(chan struct{}))
+	return ch.(chan struct{})
+}
+
+// StopStreams ends every open event stream. A stream otherwise ends only
+// when its client leaves, and http.Server.Shutdown waits for handlers, so
+// the node calls it as the HTTP server shuts down (RegisterOnShutdown);
+// clients reconnect to another node with Last-Event-ID.
+func (s *Server) StopStreams() {
+	if ch, ok := streamStops.LoadAndDelete(s); ok {
+		close(ch.(chan struct{}))
+	}
+}
+
 // serveEvents runs one stream of the state read returns.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, read sseState) {
 	org := orgOf(r)
@@ -104,6 +125,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, read sseSta
 		partition = s.store.PartitionFor(org)
 	}
 	// Subscribe before the first read, so no change falls between them.
+	stopped := s.streamsStopped()
 	updates, cancel := s.views.Subscribe(sseBuffer)
 	defer cancel()
 
@@ -152,6 +174,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, read sseSta
 		var ok bool
 		select {
 		case <-r.Context().Done():
+			return
+		case <-stopped:
 			return
 		case <-keepAlive.C:
 			buf.WriteString(": keep-alive\n\n")

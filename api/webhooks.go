@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/gorilla/mux"
+
 	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
 	"github.com/docket/docket/webhook"
 )
 
@@ -105,6 +109,111 @@ func (s *Server) batchDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "deliveries": renderDeliveries(ns)})
+}
+
+// createEndpoint subscribes a URL to job-surface events and returns its
+// signing secret, this once.
+func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeError(w, r, fmt.Errorf("%w: send application/json", ErrUnsupportedMedia))
+		return
+	}
+	var req struct {
+		URL    string   `json:"url"`
+		Events []string `json:"events"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, r, fmt.Errorf("%w: body must be {\"url\", \"events\"}: %w", ErrInvalid, err))
+		return
+	}
+	if len(req.URL) > 2048 {
+		writeError(w, r, fmt.Errorf("%w: url longer than 2048 characters", ErrInvalid))
+		return
+	}
+	if err := webhook.ValidateURL(req.URL, s.cfg.WebhookAllowPrivate, s.cfg.WebhookAllowLoopback); err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrInvalid, err))
+		return
+	}
+	if len(req.Events) == 0 {
+		writeError(w, r, fmt.Errorf("%w: events must name at least one of %v", ErrInvalid, domain.EndpointEvents))
+		return
+	}
+	for _, e := range req.Events {
+		if !slices.Contains(domain.EndpointEvents, e) {
+			writeError(w, r, fmt.Errorf("%w: unknown event %q (one of %v)", ErrInvalid, e, domain.EndpointEvents))
+			return
+		}
+	}
+	s.idempotent(w, r, req.URL+"\x00"+strings.Join(req.Events, ","), func() (result, error) {
+		secret, err := webhook.NewSecret()
+		if err != nil {
+			return result{}, err
+		}
+		ev := &domain.WebhookEndpointCreated{Meta: s.meta(r), EndpointID: eventstore.NewID("ep_"), URL: req.URL, Events: req.Events, Secret: secret}
+		if err := s.appendAccepted(r.Context(), ev); err != nil {
+			return result{}, err
+		}
+		return result{http.StatusCreated, map[string]any{"id": ev.EndpointID, "url": ev.URL, "events": ev.Events, "secret": secret, "createdAt": ts(ev.Meta.OccurredAt)}}, nil
+	})
+}
+
+func renderEndpoint(e domain.Endpoint) map[string]any {
+	return map[string]any{"id": e.ID, "url": e.URL, "events": e.Events, "disabled": e.Disabled, "createdAt": ts(e.CreatedAt)}
+}
+
+func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request) {
+	eps, err := s.views.Endpoints(orgOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]map[string]any, len(eps))
+	for i, e := range eps {
+		out[i] = renderEndpoint(e)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"endpoints": out})
+}
+
+func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
+	e, err := s.views.Endpoint(orgOf(r), mux.Vars(r)["id"])
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderEndpoint(e))
+}
+
+func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
+	e, err := s.views.Endpoint(orgOf(r), mux.Vars(r)["id"])
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.appendAccepted(r.Context(), &domain.WebhookEndpointDeleted{Meta: s.meta(r), EndpointID: e.ID}); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) endpointDeliveries(w http.ResponseWriter, r *http.Request) {
+	org, id := orgOf(r), mux.Vars(r)["id"]
+	if _, err := s.views.Endpoint(org, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ns, err := s.views.EndpointNotifications(org, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"endpointId": id, "deliveries": renderDeliveries(ns)})
+}
+
+func renderDeliveries(ns []domain.Notification) []map[string]any {
 	out := make([]map[string]any, len(ns))
 	for i, n := range ns {
 		out[i] = map[string]any{
@@ -113,5 +222,5 @@ func (s *Server) batchDeliveries(w http.ResponseWriter, r *http.Request) {
 			"created_at": ts(n.CreatedAt), "last_attempt_at": ts(n.LastAt), "next_attempt_at": ts(n.NextAt),
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "deliveries": out})
+	return out
 }

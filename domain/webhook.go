@@ -53,10 +53,17 @@ func (e *WebhookDeliveryAttempted) Header() *Meta { return &e.Meta }
 // the event that completed the batch, so every node derives the same one)
 // and moved by WebhookDeliveryAttempted.
 type Notification struct {
-	ID          string
-	OrgID       string
-	Partition   int32
-	Target      string // batch name
+	ID        string
+	OrgID     string
+	Partition int32
+	Target    string // batch name, or endpoint id
+	Endpoint  bool   // Target is a webhook endpoint (jobs surface)
+	// Subject of a jobs-surface notification; its payload carries a signed
+	// jobId, made by the delivering node from these.
+	DocumentID  string `json:",omitempty"`
+	Attempt     int    `json:",omitempty"`
+	JobID       string `json:",omitempty"`
+	SessionID   string `json:",omitempty"`
 	URL         string
 	Secret      string
 	EventType   string
@@ -93,4 +100,46 @@ func (n Notification) Apply(e *WebhookDeliveryAttempted) (Notification, error) {
 		return n, ErrStaleDelivery
 	}
 	return n, nil
+}
+
+// Event types an endpoint can subscribe to (spec/jobs.md).
+const (
+	EventDocumentProcessed        = "document.processed"
+	EventDocumentProcessingFailed = "document.processing_failed"
+	EventExtractionCompleted      = "extraction.completed"
+	EventExtractionFailed         = "extraction.failed"
+)
+
+// EndpointEvents lists the subscribable event types.
+var EndpointEvents = []string{EventDocumentProcessed, EventDocumentProcessingFailed, EventExtractionCompleted, EventExtractionFailed}
+
+// WebhookEndpointCreated subscribes a URL to job-surface events.
+type WebhookEndpointCreated struct {
+	Meta       Meta     `avro:"meta"`
+	EndpointID string   `avro:"endpoint_id"`
+	URL        string   `avro:"url"`
+	Events     []string `avro:"events"`
+	Secret     string   `avro:"secret"`
+}
+
+// WebhookEndpointDeleted removes a subscription.
+type WebhookEndpointDeleted struct {
+	Meta       Meta   `avro:"meta"`
+	EndpointID string `avro:"endpoint_id"`
+}
+
+func (e *WebhookEndpointCreated) Type() string  { return "WebhookEndpointCreated" }
+func (e *WebhookEndpointDeleted) Type() string  { return "WebhookEndpointDeleted" }
+func (e *WebhookEndpointCreated) Header() *Meta { return &e.Meta }
+func (e *WebhookEndpointDeleted) Header() *Meta { return &e.Meta }
+
+// Endpoint is a webhook subscription of the jobs surface.
+type Endpoint struct {
+	ID        string
+	OrgID     string
+	URL       string
+	Events    []string
+	Secret    string
+	Disabled  bool // the receiver answered 410 Gone
+	CreatedAt time.Time
 }

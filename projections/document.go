@@ -35,5 +35,8 @@ func (p documentProjection) apply(tx *Tx) error {
 	if err := p.batches.track(tx, before, after); err != nil {
 		return err
 	}
+	if err := (endpointProjection{}).documentRun(tx, before, after); err != nil {
+		return err
+	}
 	return p.jobs.track(tx, after)
 }

@@ -57,6 +57,12 @@ func (p jobProjection) apply(tx *Tx) error {
 			}
 		}
 	}
+	switch ev.(type) {
+	case *domain.JobCompleted, *domain.JobCancelled:
+		if err := (endpointProjection{}).jobDone(tx, next); err != nil {
+			return err
+		}
+	}
 	return tx.put(jobKey(org, next.ID), next)
 }
 

@@ -202,3 +202,42 @@ func (v *Views) DueNotifications(p int32, now time.Time, limit int) ([]domain.No
 	})
 	return out, err
 }
+
+// Endpoints lists org's webhook endpoints.
+func (v *Views) Endpoints(org string) ([]domain.Endpoint, error) {
+	var out []domain.Endpoint
+	err := scan(v.db, endpointPrefix(org), nil, func(_, val []byte) (bool, error) {
+		var e domain.Endpoint
+		if err := decodeJSON(val, &e); err != nil {
+			return false, err
+		}
+		out = append(out, e)
+		return true, nil
+	})
+	return out, err
+}
+
+// Endpoint returns one webhook endpoint of org.
+func (v *Views) Endpoint(org, id string) (domain.Endpoint, error) {
+	var e domain.Endpoint
+	found, err := getJSON(v.db, endpointKey(org, id), &e)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	return e, err
+}
+
+// EndpointNotifications lists an endpoint's notifications.
+func (v *Views) EndpointNotifications(org, id string) ([]domain.Notification, error) {
+	prefix := endpointNotifPrefix(org, id)
+	var out []domain.Notification
+	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
+		n, err := v.Notification(org, string(k[len(prefix):]))
+		if err != nil {
+			return false, err
+		}
+		out = append(out, n)
+		return true, nil
+	})
+	return out, err
+}

@@ -75,3 +75,10 @@ func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, erro
 	}
 	return it.Close()
 }
+
+func decodeJSON(v []byte, out any) error {
+	if err := json.Unmarshal(v, out); err != nil {
+		return fmt.Errorf("projections: decode: %w", err)
+	}
+	return nil
+}

@@ -206,6 +206,8 @@ func (v *Views) applyOne(tx *Tx) error {
 		return v.jobs.apply(tx)
 	case *domain.BatchWebhookSet, *domain.BatchWebhookRemoved, *domain.WebhookDeliveryAttempted:
 		return webhookProjection{}.apply(tx)
+	case *domain.WebhookEndpointCreated, *domain.WebhookEndpointDeleted:
+		return endpointProjection{}.apply(tx)
 	}
 	return v.documents.apply(tx)
 }

@@ -62,6 +62,18 @@ func (webhookProjection) apply(tx *Tx) error {
 		if err := tx.del(dueKey(n)); err != nil {
 			return err
 		}
+		if next.Endpoint && next.State == domain.DeliveryGone {
+			// 410 Gone: the receiver asked us to stop; disable the endpoint.
+			var e domain.Endpoint
+			if found, err := tx.get(endpointKey(n.OrgID, n.Target), &e); err != nil {
+				return err
+			} else if found {
+				e.Disabled = true
+				if err := tx.put(endpointKey(n.OrgID, n.Target), e); err != nil {
+					return err
+				}
+			}
+		}
 		return putNotification(tx, next)
 	}
 	return nil

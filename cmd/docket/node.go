@@ -113,7 +113,11 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		n.goRun("dispatcher", func() error { return d.Run(runCtx) })
 		schedule, _ := cfg.schedule()
 		client := webhook.NewClient(webhook.AllowPrivate(cfg.WebhookAllowPrivate), webhook.AllowLoopback(cfg.WebhookAllowLoopback))
-		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client}, Schedule: schedule, Log: log}
+		handles, err := cfg.signer()
+		if err != nil {
+			return nil, err
+		}
+		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client, handles, handleTTL}, Schedule: schedule, Log: log}
 		n.goRun("webhooks", func() error { return dl.Run(runCtx) })
 	}
 	if roles[roleWorker] {
@@ -279,6 +283,10 @@ func (n *node) close() {
 		n.broker.Close()
 	}
 }
+
+// handleTTL is how long the handles in webhook payloads stay valid (the
+// API's default).
+const handleTTL = 30 * 24 * time.Hour
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 

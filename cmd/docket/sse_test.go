@@ -64,7 +64,7 @@ func (tn *testNode) openStream(path, lastEventID string, want int, env *errorVie
 		cancel()
 		tn.t.Fatalf("GET %s: %v", path, err)
 	}
-	if resp.StatusCode != want {
+	if resp.StatusCode != http.StatusOK || want != http.StatusOK {
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
@@ -76,15 +76,13 @@ func (tn *testNode) openStream(path, lastEventID string, want int, env *errorVie
 		if env != nil {
 			_ = json.Unmarshal(raw, env)
 		}
-		if want == http.StatusOK {
-			tn.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, raw)
+		if resp.StatusCode != want {
+			tn.t.Fatalf("GET %s: %d %s, want %d", path, resp.StatusCode, raw, want)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			tn.t.Errorf("GET %s: %d with Content-Type %q", path, resp.StatusCode, ct)
 		}
 		return nil
-	}
-	if want != http.StatusOK {
-		resp.Body.Close()
-		cancel()
-		tn.t.Fatalf("GET %s: %d, want %d", path, resp.StatusCode, want)
 	}
 	for k, v := range map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
 		if got := resp.Header.Get(k); got != v {
@@ -286,9 +284,30 @@ func TestSSEBatch(t *testing.T) {
 		t.Fatalf("resumed id %s not after %s", again.ID, last.ID)
 	}
 	// A malformed Last-Event-ID is ignored the same way.
-	m := tn.openStream("/v1/batches/live/events", "garbage\x7f", http.StatusOK, nil)
+	m := tn.openStream("/v1/batches/live/events", "not-an-id", http.StatusOK, nil)
 	if ev := m.next(10 * time.Second); ev.Data != again.Data {
 		t.Fatalf("malformed Last-Event-ID: %+v", ev)
+	}
+
+	// Deleting the batch ends its streams with the 404 a GET now gives.
+	if code := tn.do("DELETE", "/v1/batches/live", nil, "", nil, nil); code/100 != 2 {
+		t.Fatalf("delete: %d", code)
+	}
+	for _, c := range []*sseClient{r, m} {
+		ev := c.next(30 * time.Second)
+		if e := decode[errorView](t, ev); ev.Event != "error" || e.Error.Code != "not_found" {
+			t.Fatalf("after delete: %+v", ev)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		select {
+		case ev, ok := <-c.events:
+			if ok {
+				t.Fatalf("event after the error: %+v", ev)
+			}
+		case <-ctx.Done():
+			t.Fatal("stream still open after the error event")
+		}
+		cancel()
 	}
 }
 

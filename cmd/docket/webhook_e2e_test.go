@@ -128,3 +128,71 @@ func TestBatchWebhook(t *testing.T) {
 	}
 	tn.verify()
 }
+
+// TestEndpointWebhooks: an endpoint subscribed to the jobs surface gets
+// document.processed per preprocess run and extraction.completed per
+// session, each with a jobId that GET /v1/jobs/{jobId} resolves.
+func TestEndpointWebhooks(t *testing.T) {
+	t.Parallel()
+	type note struct {
+		Type string `json:"type"`
+		Data struct {
+			JobID      string `json:"jobId"`
+			DocumentID string `json:"documentId"`
+			SessionID  string `json:"sessionId"`
+		} `json:"data"`
+	}
+	notes := make(chan note, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n note
+		_ = json.NewDecoder(r.Body).Decode(&n)
+		notes <- n
+	}))
+	defer srv.Close()
+	tn := setup(t, func(c *Config) { c.WebhookAllowLoopback = true })
+	body, _ := json.Marshal(map[string]any{"url": srv.URL, "events": []string{"document.processed", "extraction.completed"}})
+	var ep struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	if code := tn.do("POST", "/v1/webhook-endpoints", bytes.NewReader(body), "application/json", nil, &ep); code != http.StatusCreated || ep.Secret == "" {
+		t.Fatalf("create endpoint: %d %+v", code, ep)
+	}
+	doc := tn.uploadJobsDoc("a.txt", textInvoice(5))
+	var created struct {
+		JobID     string `json:"jobId"`
+		SessionID string `json:"sessionId"`
+	}
+	if code := tn.postJSON("/v1/extraction-sessions", map[string]any{"documentIds": []string{doc}}, &created); code != http.StatusAccepted {
+		t.Fatalf("session: %d", code)
+	}
+	seen := map[string]note{}
+	deadline := time.After(time.Minute)
+	for len(seen) < 2 {
+		select {
+		case n := <-notes:
+			seen[n.Type] = n
+		case <-deadline:
+			t.Fatalf("notifications: %+v", seen)
+		}
+	}
+	dn := seen["document.processed"]
+	var run jobView
+	if code := tn.get("/v1/jobs/"+dn.Data.JobID, &run); code != http.StatusOK || run.Type != "document_preprocess" || run.Status != "completed" || dn.Data.DocumentID != doc {
+		t.Fatalf("document.processed jobId: %d %+v", code, run)
+	}
+	xn := seen["extraction.completed"]
+	var job jobView
+	if code := tn.get("/v1/jobs/"+xn.Data.JobID, &job); code != http.StatusOK || job.Type != "extraction" || job.Status != "completed" {
+		t.Fatalf("extraction.completed jobId: %d %+v", code, job)
+	}
+	var list struct {
+		Deliveries []struct {
+			State string `json:"state"`
+		} `json:"deliveries"`
+	}
+	tn.waitFor(func() bool {
+		tn.get("/v1/webhook-endpoints/"+ep.ID+"/deliveries", &list)
+		return len(list.Deliveries) == 2 && list.Deliveries[0].State == "delivered" && list.Deliveries[1].State == "delivered"
+	})
+}

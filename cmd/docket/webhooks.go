@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
+	"github.com/docket/docket/api"
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/projections"
 	"github.com/docket/docket/webhook"
@@ -11,14 +13,40 @@ import (
 
 // poster signs a notification per the Standard Webhooks specification and
 // sends it with the SSRF-safe client.
-type poster struct{ client *webhook.Client }
+type poster struct {
+	client  *webhook.Client
+	handles *api.Signer
+	ttl     time.Duration
+}
 
 func (p poster) Post(ctx context.Context, n domain.Notification) projections.PostResult {
 	secret, err := webhook.ParseSecret(n.Secret)
 	if err != nil {
 		return projections.PostResult{Outcome: domain.DeliveryRefused, Err: err}
 	}
-	h := webhook.Headers(n.ID, time.Now(), n.Payload, secret)
-	res := p.client.Deliver(ctx, n.URL, h, n.Payload)
+	body := n.Payload
+	if len(body) == 0 {
+		body = p.payload(n)
+	}
+	h := webhook.Headers(n.ID, time.Now(), body, secret)
+	res := p.client.Deliver(ctx, n.URL, h, body)
 	return projections.PostResult{Status: res.Status, Latency: res.Latency, RetryAfter: res.RetryAfter, Outcome: res.Outcome.String(), Err: res.Err}
+}
+
+// payload renders a jobs-surface notification: thin, with the signed jobId
+// the receiver fetches the outcome with. The handle's expiry derives from
+// the notification's creation, so every retry (from any node sharing the
+// keys) sends the same body.
+func (p poster) payload(n domain.Notification) []byte {
+	exp := n.CreatedAt.Add(p.ttl)
+	data := map[string]any{}
+	if n.DocumentID != "" {
+		data["documentId"] = n.DocumentID
+		data["jobId"] = p.handles.Sign(n.OrgID, api.Handle{Kind: api.HandleKindDocumentPreprocess, Subject: api.DocumentRunSubject(n.DocumentID, n.Attempt), Expires: exp})
+	} else {
+		data["jobId"] = p.handles.Sign(n.OrgID, api.Handle{Kind: api.HandleKindExtraction, Subject: n.JobID, Expires: exp})
+		data["sessionId"] = p.handles.Sign(n.OrgID, api.Handle{Kind: api.HandleKindSession, Subject: n.SessionID, Expires: exp})
+	}
+	b, _ := json.Marshal(map[string]any{"type": n.EventType, "timestamp": n.CreatedAt.UTC().Format(time.RFC3339Nano), "data": data})
+	return b
 }

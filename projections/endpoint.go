@@ -1,0 +1,107 @@
+package projections
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/docket/docket/domain"
+)
+
+// endpointProjection keeps the jobs surface's webhook endpoints
+// (we/<org>/<id>) and creates their notifications: document.* once per
+// document preprocess run, extraction.* once per session. Payloads are thin
+// and carry a signed jobId, which the delivering node signs from the
+// notification's subject, so they are not stored here.
+type endpointProjection struct{}
+
+func endpointKey(org, id string) []byte { return []byte("we/" + org + "/" + id) }
+func endpointPrefix(org string) []byte  { return []byte("we/" + org + "/") }
+func endpointNotifPrefix(org, id string) []byte {
+	return []byte("en/" + org + "/" + id + "/")
+}
+
+func (endpointProjection) apply(tx *Tx) error {
+	switch ev := tx.rec.Event.(type) {
+	case *domain.WebhookEndpointCreated:
+		return tx.put(endpointKey(ev.Meta.OrgID, ev.EndpointID), domain.Endpoint{
+			ID: ev.EndpointID, OrgID: ev.Meta.OrgID, URL: ev.URL, Events: ev.Events, Secret: ev.Secret, CreatedAt: ev.Meta.OccurredAt,
+		})
+	case *domain.WebhookEndpointDeleted:
+		return tx.del(endpointKey(ev.Meta.OrgID, ev.EndpointID))
+	}
+	return nil
+}
+
+// notify creates one notification of eventType per subscribed endpoint.
+func (endpointProjection) notify(tx *Tx, org, eventType string, fill func(*domain.Notification)) error {
+	var eps []domain.Endpoint
+	err := scan(tx.b, endpointPrefix(org), nil, func(_, v []byte) (bool, error) {
+		var e domain.Endpoint
+		if err := decodeJSON(v, &e); err != nil {
+			return false, err
+		}
+		eps = append(eps, e)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	at := tx.rec.Event.Header().OccurredAt
+	for _, e := range eps {
+		if e.Disabled || !slices.Contains(e.Events, eventType) {
+			continue
+		}
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/%d", org, e.ID, tx.rec.Partition, tx.rec.Offset))
+		n := domain.Notification{
+			ID: "msg_" + hex.EncodeToString(sum[:13]), OrgID: org, Partition: tx.rec.Partition,
+			Target: e.ID, Endpoint: true, URL: e.URL, Secret: e.Secret, EventType: eventType,
+			CreatedAt: at, State: "pending", NextAt: at,
+		}
+		fill(&n)
+		if err := tx.b.Set(append(endpointNotifPrefix(org, e.ID), n.ID...), nil, nil); err != nil {
+			return err
+		}
+		if err := putNotification(tx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// documentRun fires document.* when a document's preprocess run ends.
+func (p endpointProjection) documentRun(tx *Tx, before, after domain.Document) error {
+	if len(after.Runs) == 0 {
+		return nil
+	}
+	run := after.Runs[len(after.Runs)-1]
+	if slices.ContainsFunc(before.Runs, func(r domain.Run) bool { return r.Attempt == run.Attempt }) {
+		return nil
+	}
+	eventType := domain.EventDocumentProcessed
+	switch run.Status {
+	case domain.JobStatusCompleted:
+	case domain.JobStatusFailed:
+		eventType = domain.EventDocumentProcessingFailed
+	default:
+		return nil
+	}
+	return p.notify(tx, after.OrgID, eventType, func(n *domain.Notification) {
+		n.DocumentID, n.Attempt = after.ID, run.Attempt
+	})
+}
+
+// jobDone fires extraction.* once per session, when its job ends.
+func (p endpointProjection) jobDone(tx *Tx, j domain.Job) error {
+	if j.Kind != domain.JobExtraction || !j.Status().Terminal() {
+		return nil
+	}
+	eventType := domain.EventExtractionCompleted
+	if s := j.Status(); s == domain.JobStatusFailed || s == domain.JobStatusCancelled {
+		eventType = domain.EventExtractionFailed
+	}
+	return p.notify(tx, j.OrgID, eventType, func(n *domain.Notification) {
+		n.JobID, n.SessionID = j.ID, j.SessionID
+	})
+}

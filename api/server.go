@@ -137,6 +137,8 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodGet, "/webhook-endpoints/{id}", s.getEndpoint)
 	v1(http.MethodDelete, "/webhook-endpoints/{id}", s.deleteEndpoint)
 	v1(http.MethodGet, "/webhook-endpoints/{id}/deliveries", s.endpointDeliveries)
+	v1(http.MethodPost, "/webhook-endpoints/{id}/deliveries/{notification_id}/retry", s.redeliverEndpoint)
+	v1(http.MethodPost, "/batches/{batch_name}/webhook/deliveries/{notification_id}/retry", s.redeliverBatch)
 	// The jobs surface (spec/jobs.md).
 	v1(http.MethodPost, "/documents", s.uploadDocument)
 	v1(http.MethodPost, "/documents/process", s.processDocuments)

@@ -224,3 +224,35 @@ func renderDeliveries(ns []domain.Notification) []map[string]any {
 	}
 	return out
 }
+
+// redeliver sends a finished notification again (same webhook-id). The
+// notification must belong to the batch or endpoint named in the path.
+func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, target string, endpoint bool) {
+	org := orgOf(r)
+	n, err := s.views.Notification(org, mux.Vars(r)["notification_id"])
+	if err != nil || n.Target != target || n.Endpoint != endpoint {
+		writeError(w, r, fmt.Errorf("%w: notification", ErrNotFound))
+		return
+	}
+	if !n.Pending() {
+		if err := s.appendAccepted(r.Context(), &domain.WebhookRedeliveryRequested{Meta: s.meta(r), NotificationID: n.ID}); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		n, _ = s.views.Notification(org, n.ID)
+	}
+	writeJSON(w, http.StatusAccepted, renderDeliveries([]domain.Notification{n})[0])
+}
+
+func (s *Server) redeliverBatch(w http.ResponseWriter, r *http.Request) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+		return
+	}
+	s.redeliver(w, r, name, false)
+}
+
+func (s *Server) redeliverEndpoint(w http.ResponseWriter, r *http.Request) {
+	s.redeliver(w, r, mux.Vars(r)["id"], true)
+}

@@ -270,7 +270,7 @@ func Catalogue() []Event {
 		&IdempotencyKeyClaimed{}, &IdempotencyKeyCompleted{}, &IdempotencyKeyReleased{},
 		&JobCreated{}, &JobCancelRequested{}, &JobReopened{}, &JobCompleted{}, &JobCancelled{},
 		&BatchWebhookSet{}, &BatchWebhookRemoved{}, &WebhookDeliveryAttempted{},
-		&WebhookEndpointCreated{}, &WebhookEndpointDeleted{},
+		&WebhookEndpointCreated{}, &WebhookEndpointDeleted{}, &WebhookRedeliveryRequested{},
 	}
 }
 

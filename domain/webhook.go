@@ -143,3 +143,23 @@ type Endpoint struct {
 	Disabled  bool // the receiver answered 410 Gone
 	CreatedAt time.Time
 }
+
+// WebhookRedeliveryRequested asks for a finished notification (delivered,
+// exhausted, gone or refused) to be sent again, with the same webhook-id.
+type WebhookRedeliveryRequested struct {
+	Meta           Meta   `avro:"meta"`
+	NotificationID string `avro:"notification_id"`
+}
+
+func (e *WebhookRedeliveryRequested) Type() string  { return "WebhookRedeliveryRequested" }
+func (e *WebhookRedeliveryRequested) Header() *Meta { return &e.Meta }
+
+// Redeliver folds a redelivery request: the notification is pending again,
+// due at once; attempt numbers go on from where they were.
+func (n Notification) Redeliver(e *WebhookRedeliveryRequested) (Notification, error) {
+	if n.ID == "" || n.Pending() {
+		return n, ErrStaleDelivery
+	}
+	n.State, n.NextAt = "pending", e.Meta.OccurredAt
+	return n, nil
+}

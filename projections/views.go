@@ -204,7 +204,7 @@ func (v *Views) applyOne(tx *Tx) error {
 		return v.idempotency.apply(tx)
 	case *domain.JobCreated, *domain.JobCancelRequested, *domain.JobReopened, *domain.JobCompleted, *domain.JobCancelled:
 		return v.jobs.apply(tx)
-	case *domain.BatchWebhookSet, *domain.BatchWebhookRemoved, *domain.WebhookDeliveryAttempted:
+	case *domain.BatchWebhookSet, *domain.BatchWebhookRemoved, *domain.WebhookDeliveryAttempted, *domain.WebhookRedeliveryRequested:
 		return webhookProjection{}.apply(tx)
 	case *domain.WebhookEndpointCreated, *domain.WebhookEndpointDeleted:
 		return endpointProjection{}.apply(tx)

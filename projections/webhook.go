@@ -49,6 +49,17 @@ func (webhookProjection) apply(tx *Tx) error {
 		return tx.put(batchHookKey(ev.Meta.OrgID, ev.BatchName), BatchWebhook{URL: ev.URL, Secret: ev.Secret})
 	case *domain.BatchWebhookRemoved:
 		return tx.del(batchHookKey(ev.Meta.OrgID, ev.BatchName))
+	case *domain.WebhookRedeliveryRequested:
+		var n domain.Notification
+		if _, err := tx.get(notifKey(ev.Meta.OrgID, ev.NotificationID), &n); err != nil {
+			return err
+		}
+		next, err := n.Redeliver(ev)
+		if err != nil {
+			tx.noop(err)
+			return nil
+		}
+		return putNotification(tx, next)
 	case *domain.WebhookDeliveryAttempted:
 		var n domain.Notification
 		if _, err := tx.get(notifKey(ev.Meta.OrgID, ev.NotificationID), &n); err != nil {

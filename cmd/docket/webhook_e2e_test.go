@@ -126,6 +126,14 @@ func TestBatchWebhook(t *testing.T) {
 	if attempts != 4 {
 		t.Fatalf("deliveries = %+v, want 3 + 1 attempts", list.Deliveries)
 	}
+	// Redeliver the first notification: it arrives again, same webhook-id.
+	if code := tn.do("POST", "/v1/batches/hooked/webhook/deliveries/"+first[0].id+"/retry", nil, "", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("retry: %d", code)
+	}
+	again := waitDelivered(3)
+	if again[len(again)-1].id != first[0].id {
+		t.Fatalf("redelivery id %s, want %s", again[len(again)-1].id, first[0].id)
+	}
 	tn.verify()
 }
 
@@ -195,4 +203,67 @@ func TestEndpointWebhooks(t *testing.T) {
 		tn.get("/v1/webhook-endpoints/"+ep.ID+"/deliveries", &list)
 		return len(list.Deliveries) == 2 && list.Deliveries[0].State == "delivered" && list.Deliveries[1].State == "delivered"
 	})
+}
+
+// TestWebhookDeliveryCrash stops the node while a delivery is in flight (the
+// receiver has not answered): after the restart the notification is
+// delivered, and every copy the receiver saw has the same webhook-id.
+func TestWebhookDeliveryCrash(t *testing.T) {
+	t.Parallel()
+	ids := make(chan string, 16)
+	var mu sync.Mutex
+	hang := true
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ids <- r.Header.Get("webhook-id")
+		mu.Lock()
+		h := hang
+		mu.Unlock()
+		if h {
+			select { // hold the first delivery until the node is gone
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	defer close(release)
+	tn := setup(t, func(c *Config) { c.WebhookAllowLoopback, c.WebhookSchedule = true, "0s,20ms,20ms,20ms" })
+	tn.upload("crash", "a.txt", textInvoice(1), "")
+	body, _ := json.Marshal(map[string]string{"url": srv.URL})
+	if code := tn.do("PUT", "/v1/batches/crash/webhook", bytes.NewReader(body), "application/json", nil, nil); code != http.StatusOK {
+		t.Fatalf("PUT webhook: %d", code)
+	}
+	tn.do("POST", "/v1/batches/crash/process", nil, "", nil, nil)
+	var first string
+	select {
+	case first = <-ids:
+	case <-time.After(time.Minute):
+		t.Fatal("no delivery attempt")
+	}
+	tn.stop() // the attempt in flight is never recorded
+	mu.Lock()
+	hang = false
+	mu.Unlock()
+	tn.start()
+	var list struct {
+		Deliveries []struct {
+			ID    string `json:"notification_id"`
+			State string `json:"state"`
+		} `json:"deliveries"`
+	}
+	tn.waitFor(func() bool {
+		tn.get("/v1/batches/crash/webhook/deliveries", &list)
+		return len(list.Deliveries) == 1 && list.Deliveries[0].State == "delivered"
+	})
+	if list.Deliveries[0].ID != first {
+		t.Fatalf("delivered %s, first attempt was %s", list.Deliveries[0].ID, first)
+	}
+	for len(ids) > 0 {
+		if id := <-ids; id != first {
+			t.Fatalf("a retry after the crash used webhook-id %s, want %s", id, first)
+		}
+	}
 }

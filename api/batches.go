@@ -58,7 +58,11 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderBatch(b))
+	out := renderBatch(b)
+	if n, ok := s.views.LastNotification(orgOf(r), name, true); ok {
+		out.LastDelivery = renderDeliveries([]domain.Notification{n})[0]
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {

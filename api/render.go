@@ -34,6 +34,9 @@ type batchJSON struct {
 	CreatedAt   *time.Time            `json:"created_at"`
 	StartedAt   *time.Time            `json:"started_at"`
 	CompletedAt *time.Time            `json:"completed_at"`
+	// LastDelivery is the newest webhook notification of the batch, when it
+	// has had one (GET /v1/batches/{batch_name} only).
+	LastDelivery map[string]any `json:"last_delivery,omitempty"`
 }
 
 func ts(t time.Time) *time.Time {

@@ -55,6 +55,11 @@ func (s *Server) renderJob(r *http.Request, handle string, h Handle, j domain.Jo
 		result["results"] = map[string]any{"sessionId": s.cfg.Handles.Sign(orgOf(r), Handle{Kind: HandleKindSession, Subject: j.SessionID, Expires: h.Expires})}
 	}
 	out["result"] = result
+	if s.views != nil {
+		if n, ok := s.views.LastNotification(orgOf(r), j.ID, false); ok {
+			out["lastDelivery"] = renderDeliveries([]domain.Notification{n})[0]
+		}
+	}
 	return out
 }
 
@@ -81,6 +86,11 @@ func (s *Server) renderRun(handle string, h Handle, d domain.Document, run domai
 	}
 	if terminal && !run.StartedAt.IsZero() {
 		out["duration"] = run.CompletedAt.Sub(run.StartedAt).Seconds()
+	}
+	if s.views != nil {
+		if n, ok := s.views.LastNotification(d.OrgID, domain.Notification{DocumentID: d.ID, Attempt: run.Attempt}.Subject(), false); ok {
+			out["lastDelivery"] = renderDeliveries([]domain.Notification{n})[0]
+		}
 	}
 	return out
 }

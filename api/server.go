@@ -127,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodPost, "/batches/{batch_name}/documents", s.uploadToBatch)
 	v1(http.MethodPost, "/batches/{batch_name}/process", s.processBatch)
 	v1(http.MethodGet, "/batches/{batch_name}/results", s.batchResults)
+	v1(http.MethodGet, "/batches/{batch_name}/events", s.limited(s.batchEvents))
 	v1(http.MethodGet, "/documents/{id}", s.limited(s.getDocument))
 	v1(http.MethodPut, "/batches/{batch_name}/webhook", s.putBatchWebhook)
 	v1(http.MethodGet, "/batches/{batch_name}/webhook", s.getBatchWebhook)
@@ -146,6 +147,7 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodGet, "/extraction-sessions/{sessionId}/results", s.sessionResults)
 	v1(http.MethodGet, "/jobs/{jobId}", s.limited(s.getJob))
 	v1(http.MethodPost, "/jobs/{jobId}/cancel", s.cancelJob)
+	v1(http.MethodGet, "/jobs/{jobId}/events", s.limited(s.jobEvents))
 	return s.recoverer(s.requestContext(r))
 }
 

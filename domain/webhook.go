@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Delivery outcomes recorded by WebhookDeliveryAttempted.
 const (
@@ -76,6 +79,15 @@ type Notification struct {
 	LastOutcome string
 	LastError   string
 	LastAt      time.Time
+}
+
+// Subject names what a jobs-surface notification is about: the job, or the
+// document's preprocess run ("<document>/<attempt>").
+func (n Notification) Subject() string {
+	if n.DocumentID != "" {
+		return fmt.Sprintf("%s/%d", n.DocumentID, n.Attempt)
+	}
+	return n.JobID
 }
 
 // Pending reports whether the notification still waits for delivery.

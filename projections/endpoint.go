@@ -17,7 +17,13 @@ import (
 type endpointProjection struct{}
 
 func endpointKey(org, id string) []byte { return []byte("we/" + org + "/" + id) }
-func endpointPrefix(org string) []byte  { return []byte("we/" + org + "/") }
+
+// subjectNotifPrefix indexes notifications by what they are about (a job, or
+// a document's preprocess run), so job responses can show their delivery.
+func subjectNotifPrefix(org, subject string) []byte {
+	return []byte("jn/" + org + "/" + subject + "/")
+}
+func endpointPrefix(org string) []byte { return []byte("we/" + org + "/") }
 func endpointNotifPrefix(org, id string) []byte {
 	return []byte("en/" + org + "/" + id + "/")
 }
@@ -61,6 +67,9 @@ func (endpointProjection) notify(tx *Tx, org, eventType string, fill func(*domai
 		}
 		fill(&n)
 		if err := tx.b.Set(append(endpointNotifPrefix(org, e.ID), n.ID...), nil, nil); err != nil {
+			return err
+		}
+		if err := tx.b.Set(append(subjectNotifPrefix(org, n.Subject()), n.ID...), nil, nil); err != nil {
 			return err
 		}
 		if err := putNotification(tx, n); err != nil {

@@ -241,3 +241,20 @@ func (v *Views) EndpointNotifications(org, id string) ([]domain.Notification, er
 	})
 	return out, err
 }
+
+// LastNotification returns the newest notification about a subject (a job
+// id, or "<document>/<attempt>"), or a batch's newest when batch is true.
+func (v *Views) LastNotification(org, subject string, batch bool) (domain.Notification, bool) {
+	prefix := subjectNotifPrefix(org, subject)
+	if batch {
+		prefix = batchNotifPrefix(org, subject)
+	}
+	var newest domain.Notification
+	_ = scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
+		if n, err := v.Notification(org, string(k[len(prefix):])); err == nil && n.CreatedAt.After(newest.CreatedAt) {
+			newest = n
+		}
+		return true, nil
+	})
+	return newest, newest.ID != ""
+}

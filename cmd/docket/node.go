@@ -157,6 +157,9 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	// Live streams end only when their client leaves; shutting down ends
+	// them first, so it neither waits for its timeout nor races the views.
+	n.http.RegisterOnShutdown(srv.StopStreams)
 	n.goRun("http", func() error {
 		if err := n.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

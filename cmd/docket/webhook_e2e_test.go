@@ -126,6 +126,16 @@ func TestBatchWebhook(t *testing.T) {
 	if attempts != 4 {
 		t.Fatalf("deliveries = %+v, want 3 + 1 attempts", list.Deliveries)
 	}
+	// The batch shows its newest notification's delivery.
+	var bv struct {
+		LastDelivery struct {
+			ID    string `json:"notification_id"`
+			State string `json:"state"`
+		} `json:"last_delivery"`
+	}
+	if tn.get("/v1/batches/hooked", &bv); bv.LastDelivery.ID != last.id || bv.LastDelivery.State != "delivered" {
+		t.Fatalf("batch last_delivery = %+v, want %s delivered", bv.LastDelivery, last.id)
+	}
 	// Redeliver the first notification: it arrives again, same webhook-id.
 	if code := tn.do("POST", "/v1/batches/hooked/webhook/deliveries/"+first[0].id+"/retry", nil, "", nil, nil); code != http.StatusAccepted {
 		t.Fatalf("retry: %d", code)
@@ -190,6 +200,15 @@ func TestEndpointWebhooks(t *testing.T) {
 		t.Fatalf("document.processed jobId: %d %+v", code, run)
 	}
 	xn := seen["extraction.completed"]
+	var withDelivery struct {
+		LastDelivery *struct {
+			Type string `json:"type"`
+		} `json:"lastDelivery"`
+	}
+	tn.waitFor(func() bool {
+		tn.get("/v1/jobs/"+xn.Data.JobID, &withDelivery)
+		return withDelivery.LastDelivery != nil && withDelivery.LastDelivery.Type == "extraction.completed"
+	})
 	var job jobView
 	if code := tn.get("/v1/jobs/"+xn.Data.JobID, &job); code != http.StatusOK || job.Type != "extraction" || job.Status != "completed" {
 		t.Fatalf("extraction.completed jobId: %d %+v", code, job)

@@ -29,7 +29,7 @@ func (d *Dispatcher) coordinate(ctx context.Context, recs []eventstore.Record) e
 		org := rec.Event.Header().OrgID
 		if id := domain.JobIDOf(rec.Event); id != "" {
 			add(org, id)
-		} else if doc := domain.DocumentIDOf(rec.Event); doc != "" {
+		} else if doc := domain.DocumentIDOf(rec.Event); doc != "" && endsRun(rec.Event) {
 			if follow := d.followUp(org, doc); follow != nil && !slices.ContainsFunc(out, func(e domain.Event) bool {
 				return e.Header().EventID == follow.Meta.EventID
 			}) {
@@ -87,4 +87,14 @@ func (d *Dispatcher) followUp(org, doc string) *domain.DocumentQueued {
 	meta := eventstore.NewMeta(org, "duty:coordinator", doc)
 	meta.EventID = fmt.Sprintf("evt_followup_%s_%d", doc, dc.Attempt+1)
 	return dc.FollowUp(meta)
+}
+
+// endsRun reports whether a document event can finish a row or a run; only
+// those can complete a job or release a pending run.
+func endsRun(e domain.Event) bool {
+	switch e.(type) {
+	case *domain.DocumentPreprocessed, *domain.DocumentSucceeded, *domain.DocumentFailed, *domain.DocumentCanceled:
+		return true
+	}
+	return false
 }

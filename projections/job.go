@@ -68,6 +68,9 @@ func (p jobProjection) apply(tx *Tx) error {
 
 // track moves every job covering the document along with its transition.
 func (jobProjection) track(tx *Tx, after domain.Document) error {
+	if len(after.JobIDs) == 0 {
+		return nil // Track moves rows only for runs that name their job
+	}
 	org := after.OrgID
 	prefix := docJobPrefix(org, after.ID)
 	var ids []string

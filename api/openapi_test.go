@@ -18,6 +18,8 @@ import (
 	"github.com/docket/docket/blobstore"
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/extract"
+	"github.com/docket/docket/projections"
+	"github.com/docket/docket/webhook"
 )
 
 // routeTable is every route Handler registers, as "METHOD /path" with the
@@ -35,6 +37,12 @@ var routeTable = []string{
 	"POST /v1/batches/{batch_name}/documents",
 	"POST /v1/batches/{batch_name}/process",
 	"GET /v1/batches/{batch_name}/results",
+	"GET /v1/batches/{batch_name}/events",
+	"PUT /v1/batches/{batch_name}/webhook",
+	"GET /v1/batches/{batch_name}/webhook",
+	"DELETE /v1/batches/{batch_name}/webhook",
+	"GET /v1/batches/{batch_name}/webhook/deliveries",
+	"POST /v1/batches/{batch_name}/webhook/deliveries/{notification_id}/retry",
 	"GET /v1/documents/{id}",
 	"POST /v1/documents",
 	"POST /v1/documents/process",
@@ -42,6 +50,13 @@ var routeTable = []string{
 	"GET /v1/extraction-sessions/{sessionId}/results",
 	"GET /v1/jobs/{jobId}",
 	"POST /v1/jobs/{jobId}/cancel",
+	"GET /v1/jobs/{jobId}/events",
+	"POST /v1/webhook-endpoints",
+	"GET /v1/webhook-endpoints",
+	"GET /v1/webhook-endpoints/{id}",
+	"DELETE /v1/webhook-endpoints/{id}",
+	"GET /v1/webhook-endpoints/{id}/deliveries",
+	"POST /v1/webhook-endpoints/{id}/deliveries/{notification_id}/retry",
 }
 
 // routedBy reports whether the route table serves method on a concrete
@@ -212,7 +227,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 	h := s.Handler()
 	concrete := strings.NewReplacer("{batch_name}", "march-2026", "{id}", "doc_06h3d3c0zfxwg3nfeh2sqq1am4",
 		"{jobId}", "job_AQJrMXAAAAAAazeeSB5qb2JfMDZoM2RndzFlY3lqc2t5ZjhxbXp5dmtlZ21-A2gTRtPyNxAF-LkSx8gn",
-		"{sessionId}", "ses_AQJrMXMAAAAAazeeUB5zZXNfMDZoM2RneDNnejZiY3Z2dDViYWs1MHBnYzgupSOV2xhuM7Ak_37rc_zW")
+		"{sessionId}", "ses_AQJrMXMAAAAAazeeUB5zZXNfMDZoM2RneDNnejZiY3Z2dDViYWs1MHBnYzgupSOV2xhuM7Ak_37rc_zW",
+		"{notification_id}", "msg_07fac54f644ea41624686f4862")
 	// routed reports whether the router found a handler: every /v1 route
 	// answers 401 to an unauthenticated request before touching the (nil)
 	// views, the others answer 200; the router itself answers 404 or 405.
@@ -288,7 +304,10 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 // responses.
 func TestOpenAPIOperations(t *testing.T) {
 	doc := loadOpenAPI(t)
-	rateLimited := map[string]bool{"GET /v1/batches/{batch_name}": true, "GET /v1/documents/{id}": true, "GET /v1/jobs/{jobId}": true}
+	rateLimited := map[string]bool{
+		"GET /v1/batches/{batch_name}": true, "GET /v1/documents/{id}": true, "GET /v1/jobs/{jobId}": true,
+		"GET /v1/batches/{batch_name}/events": true, "GET /v1/jobs/{jobId}/events": true,
+	}
 	for name, op := range operations(t, doc) {
 		method, path, _ := strings.Cut(name, " ")
 		v1 := strings.HasPrefix(path, "/v1/")
@@ -381,6 +400,23 @@ func TestOpenAPIOperations(t *testing.T) {
 					t.Errorf("%s %s: no Retry-After header", name, code)
 				}
 			}
+			if status == http.StatusNoContent {
+				if _, ok := resp["content"]; ok || method != http.MethodDelete {
+					t.Errorf("%s 204: want a DELETE without content", name)
+				}
+				continue
+			}
+			if status == http.StatusOK && strings.HasSuffix(path, "/events") {
+				// A Server-Sent Events stream.
+				media := obj(t, obj(t, resp["content"], name+" 200 content")["text/event-stream"], name+" 200 text/event-stream")
+				if obj(t, media["schema"], name+" 200 schema")["type"] != "string" {
+					t.Errorf("%s 200: the stream's schema is not a string", name)
+				}
+				if len(obj(t, resp["content"], name)) != 1 {
+					t.Errorf("%s 200: content other than text/event-stream", name)
+				}
+				continue
+			}
 			media := obj(t, obj(t, resp["content"], name+" "+code+" content")["application/json"], name+" "+code+" application/json")
 			schema := obj(t, media["schema"], name+" "+code+" schema")
 			if _, err := resolve(doc, schema); err != nil {
@@ -422,6 +458,12 @@ func checkShape(t *testing.T, schema map[string]any, v any, name string, allRequ
 		t.Errorf("%s: additionalProperties is not false", name)
 	}
 	props := keysOf(obj(t, schema["properties"], name+" properties"))
+	// The last webhook delivery is shown only once one exists, which these
+	// renders (without views) never have.
+	props = slices.DeleteFunc(props, func(k string) bool {
+		_, shown := got[k]
+		return !shown && (k == "lastDelivery" || k == "last_delivery")
+	})
 	if !slices.Equal(keysOf(got), props) {
 		t.Errorf("%s: rendered keys %v, schema properties %v", name, keysOf(got), props)
 	}
@@ -667,4 +709,153 @@ func TestOpenAPIJobSchemasMatchRender(t *testing.T) {
 	if max, _ := obj(t, obj(t, schemaOf(t, doc, "ProcessDocumentsRequest")["properties"], "request")["documentIds"], "documentIds")["maxItems"].(float64); int(max) != maxJobDocuments {
 		t.Errorf("documentIds maxItems %v, want %d", max, maxJobDocuments)
 	}
+}
+
+// TestOpenAPIWebhooks checks the webhook schemas against what webhooks.go
+// renders and the domain's vocabularies, the outgoing notifications
+// (top-level webhooks) and the event streams' descriptions.
+func TestOpenAPIWebhooks(t *testing.T) {
+	doc := loadOpenAPI(t)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+	// Delivery: every property rendered, finished (nulls) or pending.
+	delivery := schemaOf(t, doc, "Delivery")
+	for _, n := range []domain.Notification{
+		{ID: "msg_1", EventType: "batch.completed", State: domain.DeliveryDelivered, Attempts: 1, LastStatus: 204, LastOutcome: domain.DeliveryDelivered, CreatedAt: at, LastAt: at},
+		{ID: "msg_2", EventType: domain.EventDocumentProcessed, State: "pending", CreatedAt: at, NextAt: at},
+	} {
+		checkShape(t, delivery, renderDeliveries([]domain.Notification{n})[0], "Delivery", true)
+	}
+	if got, want := strs(t, schemaOf(t, doc, "DeliveryState")["enum"], "DeliveryState enum"), []string{
+		"pending", domain.DeliveryDelivered, domain.DeliveryExhausted, domain.DeliveryGone, domain.DeliveryRefused,
+	}; !slices.Equal(got, want) {
+		t.Errorf("DeliveryState enum = %v, want %v", got, want)
+	}
+	outcomes := obj(t, obj(t, delivery["properties"], "Delivery")["last_outcome"], "Delivery.last_outcome")["enum"].([]any)
+	for _, o := range []string{domain.DeliveryDelivered, domain.DeliveryRetry, domain.DeliveryExhausted, domain.DeliveryGone, domain.DeliveryRefused} {
+		if !slices.Contains(outcomes, any(o)) {
+			t.Errorf("Delivery.last_outcome enum lacks %q", o)
+		}
+	}
+
+	// Endpoints.
+	ep := domain.Endpoint{ID: "ep_1", URL: "https://example.com/h", Events: domain.EndpointEvents, CreatedAt: at}
+	checkShape(t, schemaOf(t, doc, "WebhookEndpoint"), renderEndpoint(ep), "WebhookEndpoint", true)
+	if got := strs(t, schemaOf(t, doc, "WebhookEventType")["enum"], "WebhookEventType enum"); !slices.Equal(got, domain.EndpointEvents) {
+		t.Errorf("WebhookEventType enum = %v, want %v", got, domain.EndpointEvents)
+	}
+	for name, want := range map[string][]string{
+		"BatchWebhookCreated":    {"batch_name", "secret", "url"},
+		"BatchWebhook":           {"batch_name", "url"},
+		"WebhookEndpointCreated": {"createdAt", "events", "id", "secret", "url"},
+		"BatchDeliveries":        {"batch_name", "deliveries"},
+		"EndpointDeliveries":     {"deliveries", "endpointId"},
+	} {
+		sc := schemaOf(t, doc, name)
+		req := strs(t, sc["required"], name+" required")
+		sort.Strings(req)
+		if !slices.Equal(req, want) || !slices.Equal(keysOf(obj(t, sc["properties"], name)), want) || sc["additionalProperties"] != false {
+			t.Errorf("%s: required %v, properties %v, want exactly %v", name, req, keysOf(obj(t, sc["properties"], name)), want)
+		}
+	}
+
+	// The outgoing notifications: batch.completed and every endpoint event,
+	// each a signed POST whose payload names its own type.
+	hooks := obj(t, doc["webhooks"], "webhooks")
+	want := append([]string{"batch.completed"}, domain.EndpointEvents...)
+	if got := keysOf(hooks); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("webhooks = %v, want %v", got, want)
+	}
+	for _, event := range want {
+		item, ok := hooks[event].(map[string]any)
+		if !ok {
+			continue
+		}
+		op := obj(t, item["post"], event+" post")
+		headers := map[string]bool{}
+		for _, p := range op["parameters"].([]any) {
+			pm := obj(t, p, event+" parameter")
+			if pm["in"] == "header" && pm["required"] == true {
+				headers[pm["name"].(string)] = true
+			}
+		}
+		for _, h := range []string{webhook.HeaderID, webhook.HeaderTimestamp, webhook.HeaderSignature} {
+			if !headers[h] {
+				t.Errorf("webhook %s: required header %s not declared", event, h)
+			}
+		}
+		responses := obj(t, op["responses"], event+" responses")
+		for _, code := range []string{"2XX", "410", "default"} {
+			if _, ok := responses[code]; !ok {
+				t.Errorf("webhook %s: response %s not documented", event, code)
+			}
+		}
+		desc, _ := op["description"].(string)
+		for _, w := range []string{"2xx", "410", "Retry-After", "webhook-id"} {
+			if !strings.Contains(desc, w) {
+				t.Errorf("webhook %s: description lacks %q", event, w)
+			}
+		}
+		for _, d := range projections.DefaultSchedule[1:] {
+			if !strings.Contains(desc, humanDuration(d)) {
+				t.Errorf("webhook %s: description lacks the retry wait %s (%v)", event, humanDuration(d), d)
+			}
+		}
+		media := obj(t, obj(t, obj(t, op["requestBody"], event+" requestBody")["content"], event+" content")["application/json"], event+" application/json")
+		sv, err := resolve(doc, media["schema"])
+		if err != nil {
+			t.Fatalf("webhook %s: %v", event, err)
+		}
+		typ := obj(t, obj(t, obj(t, sv, event+" schema")["properties"], event+" properties")["type"], event+" type")
+		if typ["const"] != event && !slices.Contains(typ["enum"].([]any), any(event)) {
+			t.Errorf("webhook %s: payload type %v does not admit it", event, typ)
+		}
+		for name, ex := range obj(t, media["examples"], event+" examples") {
+			v := obj(t, obj(t, ex, name)["value"], name+" value")
+			if v["type"] != event {
+				t.Errorf("webhook %s: example %s has type %v", event, name, v["type"])
+			}
+		}
+	}
+	if n := len(projections.DefaultSchedule); n != 8 {
+		t.Errorf("DefaultSchedule has %d attempts; the webhooks descriptions list 8", n)
+	}
+
+	// The event streams name their events, ids and resume.
+	ops := operations(t, doc)
+	for op, event := range map[string]string{"GET /v1/batches/{batch_name}/events": "event: batch", "GET /v1/jobs/{jobId}/events": "event: job"} {
+		o, ok := ops[op]
+		if !ok {
+			continue
+		}
+		desc, _ := o["description"].(string)
+		for _, w := range []string{event, "event: error", "id: <partition>-<offset>", "Last-Event-ID", ": keep-alive"} {
+			if !strings.Contains(desc, w) {
+				t.Errorf("%s: description lacks %q", op, w)
+			}
+		}
+		ex, _ := obj(t, obj(t, obj(t, obj(t, o["responses"], op)["200"], op)["content"], op)["text/event-stream"], op)["example"].(string)
+		if !strings.HasPrefix(ex, event+"\nid: ") {
+			t.Errorf("%s: example does not start with %q", op, event)
+		}
+		for _, m := range regexp.MustCompile(`(?m)^id: (.*)$`).FindAllStringSubmatch(ex, -1) {
+			if !lastEventID.MatchString(m[1]) {
+				t.Errorf("%s: example id %q is not of the Last-Event-ID form", op, m[1])
+			}
+		}
+	}
+	if p := obj(t, obj(t, obj(t, doc["components"], "components")["parameters"], "parameters")["LastEventId"], "LastEventId"); obj(t, p["schema"], "LastEventId schema")["pattern"] != lastEventID.String() {
+		t.Errorf("LastEventId pattern %v, want %s", obj(t, p["schema"], "")["pattern"], lastEventID)
+	}
+}
+
+// humanDuration spells a retry wait as the descriptions do: 5 s, 5 min, 2 h.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + " h"
+	case d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	}
+	return strconv.Itoa(int(d/time.Second)) + " s"
 }

@@ -34,7 +34,7 @@ func (s *Server) putBatchWebhook(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeError(w, r, fmt.Errorf("%w: body must be {\"url\": ...}: %w", ErrInvalid, err))
+		writeError(w, r, jsonBodyError(err, `{"url": ...}`))
 		return
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -126,7 +126,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeError(w, r, fmt.Errorf("%w: body must be {\"url\", \"events\"}: %w", ErrInvalid, err))
+		writeError(w, r, jsonBodyError(err, `{"url", "events"}`))
 		return
 	}
 	if len(req.URL) > 2048 {
@@ -255,4 +255,13 @@ func (s *Server) redeliverBatch(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) redeliverEndpoint(w http.ResponseWriter, r *http.Request) {
 	s.redeliver(w, r, mux.Vars(r)["id"], true)
+}
+
+// jsonBodyError classifies a failure to decode a small JSON body.
+func jsonBodyError(err error, shape string) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	return fmt.Errorf("%w: body must be %s: %w", ErrInvalid, shape, err)
 }

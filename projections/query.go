@@ -163,7 +163,11 @@ func (v *Views) Notification(org, id string) (domain.Notification, error) {
 
 // BatchNotifications lists a batch's notifications, oldest first by id.
 func (v *Views) BatchNotifications(org, batch string) ([]domain.Notification, error) {
-	prefix := batchNotifPrefix(org, batch)
+	return v.notificationsUnder(org, batchNotifPrefix(org, batch))
+}
+
+// notificationsUnder loads the notifications an index prefix lists.
+func (v *Views) notificationsUnder(org string, prefix []byte) ([]domain.Notification, error) {
 	var out []domain.Notification
 	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
 		n, err := v.Notification(org, string(k[len(prefix):]))
@@ -229,17 +233,7 @@ func (v *Views) Endpoint(org, id string) (domain.Endpoint, error) {
 
 // EndpointNotifications lists an endpoint's notifications.
 func (v *Views) EndpointNotifications(org, id string) ([]domain.Notification, error) {
-	prefix := endpointNotifPrefix(org, id)
-	var out []domain.Notification
-	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
-		n, err := v.Notification(org, string(k[len(prefix):]))
-		if err != nil {
-			return false, err
-		}
-		out = append(out, n)
-		return true, nil
-	})
-	return out, err
+	return v.notificationsUnder(org, endpointNotifPrefix(org, id))
 }
 
 // LastNotification returns the newest notification about a subject (a job

@@ -78,10 +78,22 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		// committed, so two owners never hold one partition's events.
 		err := d.dispatch(ctx, g, recs)
 		g.Client().AllowRebalance()
-		if err != nil {
-			if ctx.Err() != nil {
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil
+		case eventstore.IsRetryable(err):
+			// A broker is down or moving leaders: the duties must outlive
+			// it. Offsets not committed now are covered by the next commit
+			// (or re-read by the next owner), and every duty output is
+			// idempotent.
+			d.Log.Warn().Err(err).Msg("duties: kafka unavailable; continuing")
+			select {
+			case <-ctx.Done():
 				return nil
+			case <-time.After(time.Second):
 			}
+		default:
 			return err
 		}
 	}

@@ -274,6 +274,14 @@ func TestClusterBrokerKill(t *testing.T) {
 		}
 		return true
 	})
+	// No docket node may have given up while the broker was away.
+	for name, p := range c.nodes {
+		select {
+		case <-p.done:
+			t.Errorf("%s exited during the broker outage:\n%s", name, tail(p.logPath))
+		default:
+		}
+	}
 	t.Logf("broker kill: %d documents accepted, %d upload attempts answered non-201 and were retried", len(accepted), retries)
 }
 

@@ -19,6 +19,17 @@ func batchName(r *http.Request) (string, error) {
 	return name, nil
 }
 
+// batchPath reads {batch_name}; a name that cannot exist is answered like
+// an unknown batch (404), and ok is false.
+func (s *Server) batchPath(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name, err := batchName(r)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+		return "", false
+	}
+	return name, true
+}
+
 // page reads ?limit= and ?cursor=. Cursors are opaque to clients.
 func (s *Server) page(r *http.Request) (limit int, cursor string, err error) {
 	limit = s.cfg.PageSize
@@ -48,9 +59,8 @@ func nextCursor(c string) *string {
 }
 
 func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	b, err := s.views.Batch(orgOf(r), name)
@@ -84,9 +94,8 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	limit, cursor, err := s.page(r)
@@ -141,13 +150,13 @@ func (s *Server) allDocuments(org, name string) ([]domain.Document, error) {
 }
 
 func (s *Server) processBatch(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	retry := false
 	if v := r.URL.Query().Get("retry_failed"); v != "" {
+		var err error
 		if retry, err = strconv.ParseBool(v); err != nil {
 			writeError(w, r, fmt.Errorf("%w: retry_failed must be true or false", ErrInvalid))
 			return
@@ -184,9 +193,8 @@ func (s *Server) processBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteBatch(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	org := orgOf(r)

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -59,9 +58,8 @@ var lastEventID = regexp.MustCompile(`^[0-9]{1,10}-[0-9]{1,19}$`)
 type sseState func() (event string, data []byte, err error)
 
 func (s *Server) batchEvents(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	org := orgOf(r)

@@ -19,9 +19,8 @@ import (
 // putBatchWebhook registers (or replaces) a batch's webhook and returns its
 // signing secret, this once.
 func (s *Server) putBatchWebhook(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -67,9 +66,8 @@ func (s *Server) putBatchWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getBatchWebhook(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	hook, err := s.views.BatchWebhook(orgOf(r), name)
@@ -81,9 +79,8 @@ func (s *Server) getBatchWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteBatchWebhook(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	if _, err := s.views.BatchWebhook(orgOf(r), name); err != nil {
@@ -99,9 +96,8 @@ func (s *Server) deleteBatchWebhook(w http.ResponseWriter, r *http.Request) {
 
 // batchDeliveries lists a batch's notifications with their delivery state.
 func (s *Server) batchDeliveries(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	ns, err := s.views.BatchNotifications(orgOf(r), name)
@@ -245,9 +241,8 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, target string
 }
 
 func (s *Server) redeliverBatch(w http.ResponseWriter, r *http.Request) {
-	name, err := batchName(r)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrNotFound, err))
+	name, ok := s.batchPath(w, r)
+	if !ok {
 		return
 	}
 	s.redeliver(w, r, name, false)

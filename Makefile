@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/docket
 PKGS    := ./...
 
-.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3
+.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz
 
 all: build
 
@@ -63,6 +63,12 @@ s3-stop:
 
 test-s3:
 	GO=$(GO) scripts/s3/s3.sh test ./blobstore/
+
+# Every Go fuzz target, briefly (FUZZTIME per target, default 10s), after
+# its seed corpus; `make fuzz FUZZTIME=10m` for a real session.
+FUZZTIME ?= 10s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 # Benchmarks: the end-to-end lifecycle (closed loop for throughput, open
 # loop at 100 documents/s for latency) and the Go micro-benchmarks.

@@ -58,6 +58,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of projec
 //	idem-claim   org= key= hash= claim= at=
 //	idem-complete org= key= claim= status= [body=] at=
 //	idem-release org= key= claim= at=
+//	job-create   org= job= docs=d1,d2 [kind=preprocess] [session=] at=
+//	job-cancel   org= job= at=
+//	job-complete org= job= status= [generation=0] [done=] [total=] [failed=] at=
+//	webhook-set  org= batch= url= secret= at=
 //	undecodable                      a record whose value could not be decoded
 //
 // Queries:
@@ -67,6 +71,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of projec
 //	batches <org> limit=N [after=<name>]        walks every page
 //	batch-docs <org> <name> limit=N [cursor=]   walks every page
 //	org <id> | key <hash> | idem <org> <key> | noops | offsets
+//	history document|batch|job <org> <id> [limit=N]   walks every page
+//	as-of document|batch|job <org> <id> at=N          the entity then
 func TestDataDriven(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.txt")
@@ -470,7 +476,9 @@ func (r *runner) record(p int32, line string) eventstore.Record {
 	case "idem-release":
 		e = &domain.IdempotencyKeyReleased{Meta: m, Key: need("key"), ClaimID: need("claim")}
 	default:
-		r.fatalf("unknown event %q", kind)
+		if e = r.moreEvent(kind, a, m, need); e == nil {
+			r.fatalf("unknown event %q", kind)
+		}
 	}
 	a.done(r)
 	return r.log.record(p, e)
@@ -614,6 +622,9 @@ func (r *runner) query(line string) []string {
 	case "offsets":
 		pos(0)
 		return []string{offsets(v.Offsets())}
+	}
+	if out, ok := r.historyQuery(word, a, line); ok {
+		return out
 	}
 	r.fatalf("unknown query %q", word)
 	return nil

@@ -19,6 +19,8 @@ import (
 //	j/<org>/<job>                     job view
 //	dj/<org>/<doc>/<job>              jobs covering a document
 //	s/<org>/<session>                 extraction session -> job id
+//	h/<kind>/<org>/<id>/<pos>         history index (history.go)
+//	he/<pos>                          an indexed event (history.go)
 const (
 	prefixOffset = "o/"
 )

@@ -16,10 +16,14 @@ type Tx struct {
 	b     *pebble.Batch
 	rec   eventstore.Record
 	views *Views
+	// refused is set when a fold refused the event (a no-op), so it shaped
+	// nothing.
+	refused bool
 }
 
 // noop records that the fold refused the current event.
 func (tx *Tx) noop(err error) {
+	tx.refused = true
 	tx.views.noops.Add(1)
 	tx.views.log.Debug().Err(err).Str("type", tx.rec.Event.Type()).
 		Int32("partition", tx.rec.Partition).Int64("offset", tx.rec.Offset).Msg("recorded no-op")

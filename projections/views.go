@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/rs/zerolog"
 
 	"github.com/docket/docket/domain"
@@ -34,6 +35,8 @@ type Views struct {
 	orgs        orgProjection
 	idempotency idempotencyProjection
 	jobs        jobProjection
+	history     historyProjection
+	noHistory   bool // time-travel views (At) need no history of their own
 
 	listeners []func([]eventstore.Record)
 }
@@ -52,14 +55,17 @@ func OnApplied(fn func([]eventstore.Record)) Option {
 }
 
 // Open opens (or creates) the views in dir and loads the stored offsets.
-func Open(dir string, opts ...Option) (*Views, error) {
+func Open(dir string, opts ...Option) (*Views, error) { return open(dir, nil, opts) }
+
+// open opens the views in dir on fs (nil: the operating system's).
+func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	v := &Views{log: zerolog.Nop(), applied: map[int32]int64{}, changed: make(chan struct{})}
 	v.documents.batches = &v.batches
 	v.documents.jobs = &v.jobs
 	for _, o := range opts {
 		o(v)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{v.log}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{v.log}, FS: fs})
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", dir, err)
 	}
@@ -194,7 +200,24 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	return nil
 }
 
+// applyOne runs the projections on one event, the history index around
+// them: it needs what a delete is about to drop and whether the fold
+// refused the event.
 func (v *Views) applyOne(tx *Tx) error {
+	if v.noHistory {
+		return v.project(tx)
+	}
+	pre, err := v.history.before(tx)
+	if err != nil {
+		return err
+	}
+	if err := v.project(tx); err != nil {
+		return err
+	}
+	return v.history.after(tx, pre)
+}
+
+func (v *Views) project(tx *Tx) error {
 	switch ev := tx.rec.Event.(type) {
 	case *domain.BatchDeleted:
 		return v.batches.deleteBatch(tx, ev)

@@ -1,0 +1,232 @@
+package projections
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+)
+
+// HistoryKind names the kind of entity a history belongs to.
+type HistoryKind string
+
+// The entities that have a history.
+const (
+	HistoryDocument HistoryKind = "d"
+	HistoryBatch    HistoryKind = "b"
+	HistoryJob      HistoryKind = "j"
+)
+
+// ErrBadCursor is returned for a history cursor this package did not make.
+var ErrBadCursor = errors.New("projections: malformed cursor")
+
+// historyProjection indexes every event under each entity it shaped, so
+// that GET .../history and time travel read Pebble, never the broker:
+//
+//	h/<kind>/<org>/<id>/<partition u32><offset u64>   (empty)
+//	he/<partition u32><offset u64>                     the event, single-object encoded
+//
+// An event is stored once however many entities it shaped. Events the fold
+// refused (no-ops) shaped nothing and are not indexed. The value is the
+// event re-encoded with the current schema, which is deterministic, so a
+// rebuild writes the same bytes.
+type historyProjection struct{}
+
+// historyCodec encodes the stored events; built once, on first use.
+var historyCodec = sync.OnceValues(eventstore.NewCodec)
+
+const posLen = 12 // partition u32 + offset u64
+
+func appendPos(k []byte, p int32, o int64) []byte {
+	k = binary.BigEndian.AppendUint32(k, uint32(p))
+	return binary.BigEndian.AppendUint64(k, uint64(o))
+}
+
+func historyPrefix(kind HistoryKind, org, id string) []byte {
+	return []byte("h/" + string(kind) + "/" + org + "/" + id + "/")
+}
+
+func historyEventKey(p int32, o int64) []byte { return appendPos([]byte("he/"), p, o) }
+
+// shaped is one entity an event shaped.
+type shaped struct {
+	kind HistoryKind
+	id   string
+}
+
+// before runs ahead of the other projections, for what they are about to
+// forget: the documents a BatchDeleted cancels or detaches (their batch
+// membership is dropped by the delete).
+func (historyProjection) before(tx *Tx) ([]shaped, error) {
+	ev, ok := tx.rec.Event.(*domain.BatchDeleted)
+	if !ok {
+		return nil, nil
+	}
+	org := ev.Meta.OrgID
+	var out []shaped
+	err := scan(tx.b, memberPrefix(org, ev.BatchName), nil, func(k, _ []byte) (bool, error) {
+		var d domain.Document
+		if _, err := tx.get(docKey(org, memberDoc(k)), &d); err != nil {
+			return false, err
+		}
+		if _, err := d.Apply(ev); err == nil {
+			out = append(out, shaped{HistoryDocument, d.ID})
+		}
+		return true, nil
+	})
+	return out, err
+}
+
+// after indexes the current event under every entity it shaped, given what
+// before found and the views as the other projections left them.
+func (historyProjection) after(tx *Tx, pre []shaped) error {
+	if tx.refused {
+		return nil
+	}
+	ev := tx.rec.Event
+	org := ev.Header().OrgID
+	out := pre
+	switch e := ev.(type) {
+	case *domain.BatchDeleted:
+		out = append(out, shaped{HistoryBatch, e.BatchName})
+	case *domain.BatchWebhookSet:
+		out = append(out, shaped{HistoryBatch, e.BatchName})
+	case *domain.BatchWebhookRemoved:
+		out = append(out, shaped{HistoryBatch, e.BatchName})
+	}
+	if id := domain.JobIDOf(ev); id != "" {
+		out = append(out, shaped{HistoryJob, id})
+	}
+	if id := domain.DocumentIDOf(ev); id != "" {
+		var d domain.Document
+		found, err := tx.get(docKey(org, id), &d)
+		if err != nil || !found {
+			return err
+		}
+		out = append(out, shaped{HistoryDocument, id})
+		// The batch and job projections follow the same rules: a deleted
+		// batch no longer tracks its documents, and a job moves only with
+		// a run that names it.
+		if d.BatchName != "" && !d.BatchDeleted {
+			out = append(out, shaped{HistoryBatch, d.BatchName})
+		}
+		for _, job := range d.JobIDs {
+			if _, closer, err := tx.b.Get(docJobKey(org, id, job)); err == nil {
+				closer.Close()
+				out = append(out, shaped{HistoryJob, job})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	codec, err := historyCodec()
+	if err != nil {
+		return err
+	}
+	val, err := codec.Encode(ev)
+	if err != nil {
+		return fmt.Errorf("projections: history: %w", err)
+	}
+	p, o := tx.rec.Partition, tx.rec.Offset
+	if err := tx.b.Set(historyEventKey(p, o), val, nil); err != nil {
+		return fmt.Errorf("projections: history: %w", err)
+	}
+	for _, s := range out {
+		if err := tx.b.Set(appendPos(historyPrefix(s.kind, org, s.id), p, o), nil, nil); err != nil {
+			return fmt.Errorf("projections: history: %w", err)
+		}
+	}
+	return nil
+}
+
+// HistoryEntry is one event of an entity's history at its log position.
+type HistoryEntry struct {
+	eventstore.Position
+	Event domain.Event
+}
+
+// History pages through the events that shaped an entity of org, in log
+// order: at most limit, after cursor ("" starts at the beginning). next is
+// the cursor of the following page, "" at the end. Cursors are opaque; one
+// this package did not make is ErrBadCursor. An entity with no history has
+// an empty one, not ErrNotFound.
+func (v *Views) History(kind HistoryKind, org, id, cursor string, limit int) (out []HistoryEntry, next string, err error) {
+	limit = max(limit, 1)
+	prefix := historyPrefix(kind, org, id)
+	var from []byte
+	if cursor != "" {
+		if len(cursor) != posLen {
+			return nil, "", ErrBadCursor
+		}
+		from = append([]byte(string(prefix)+cursor), 0)
+	}
+	err = scan(v.db, prefix, from, func(k, _ []byte) (bool, error) {
+		if len(out) == limit {
+			last := out[len(out)-1]
+			next = string(appendPos(nil, last.Partition, last.Offset))
+			return false, nil
+		}
+		e, err := v.historyEvent(k[len(prefix):])
+		if err != nil {
+			return false, err
+		}
+		out = append(out, e)
+		return true, nil
+	})
+	return out, next, err
+}
+
+// fullHistory returns every event of an entity, in log order.
+func (v *Views) fullHistory(kind HistoryKind, org, id string) ([]HistoryEntry, error) {
+	var out []HistoryEntry
+	err := scan(v.db, historyPrefix(kind, org, id), nil, func(k, _ []byte) (bool, error) {
+		e, err := v.historyEvent(k[len(k)-posLen:])
+		out = append(out, e)
+		return err == nil, err
+	})
+	return out, err
+}
+
+func (v *Views) historyEvent(pos []byte) (HistoryEntry, error) {
+	if len(pos) != posLen {
+		return HistoryEntry{}, fmt.Errorf("projections: history key with a %d-byte position", len(pos))
+	}
+	e := HistoryEntry{Position: eventstore.Position{
+		Partition: int32(binary.BigEndian.Uint32(pos)),
+		Offset:    int64(binary.BigEndian.Uint64(pos[4:])),
+	}}
+	val, closer, err := v.db.Get(historyEventKey(e.Partition, e.Offset))
+	if err != nil {
+		return e, fmt.Errorf("projections: history event %d/%d: %w", e.Partition, e.Offset, err)
+	}
+	defer closer.Close()
+	codec, err := historyCodec()
+	if err != nil {
+		return e, err
+	}
+	if e.Event, err = codec.Decode(val); err != nil {
+		return e, fmt.Errorf("projections: history event %d/%d: %w", e.Partition, e.Offset, err)
+	}
+	return e, nil
+}
+
+// mergeHistories merges histories into one, in log order, each event once.
+func mergeHistories(hs ...[]HistoryEntry) []HistoryEntry {
+	var all []HistoryEntry
+	for _, h := range hs {
+		all = append(all, h...)
+	}
+	slices.SortFunc(all, func(a, b HistoryEntry) int {
+		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Offset, b.Offset)
+	})
+	return slices.CompactFunc(all, func(a, b HistoryEntry) bool { return a.Position == b.Position })
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/docket/docket/domain"
+	"github.com/docket/docket/projections"
 )
 
 func batchName(r *http.Request) (string, error) {
@@ -63,13 +64,20 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s, done, err := s.at(r, projections.HistoryBatch, name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer done()
 	b, err := s.views.Batch(orgOf(r), name)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	out := renderBatch(b)
-	if n, ok := s.views.LastNotification(orgOf(r), name, true); ok {
+	// Delivery state is not replayed by time travel (projections.At).
+	if n, ok := s.views.LastNotification(orgOf(r), name, true); ok && s.asOf.IsZero() {
 		out.LastDelivery = renderDeliveries([]domain.Notification{n})[0]
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -124,7 +132,14 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getDocument(w http.ResponseWriter, r *http.Request) {
-	d, err := s.views.Document(orgOf(r), mux.Vars(r)["id"])
+	id := mux.Vars(r)["id"]
+	s, done, err := s.at(r, projections.HistoryDocument, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer done()
+	d, err := s.views.Document(orgOf(r), id)
 	if err != nil {
 		writeError(w, r, err)
 		return

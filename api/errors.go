@@ -49,7 +49,7 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "payload_too_large"
 	case errors.Is(err, blobstore.ErrEmpty):
 		return http.StatusBadRequest, "empty_file"
-	case errors.Is(err, ErrInvalid), domain.IsInvalid(err), blobstore.IsClientError(err):
+	case errors.Is(err, ErrInvalid), domain.IsInvalid(err), blobstore.IsClientError(err), errors.Is(err, projections.ErrBadCursor):
 		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, ErrUnsupportedMedia):
 		return http.StatusUnsupportedMediaType, "unsupported_media_type"

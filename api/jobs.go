@@ -15,6 +15,7 @@ import (
 
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/projections"
 )
 
 // maxJobDocuments bounds the documents of one job request.
@@ -203,6 +204,24 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if _, timeTravel, _ := asOf(r); timeTravel {
+		// The handle is checked against the present first; then the job is
+		// resolved again in the past, where it may not exist yet (404).
+		kind, id := projections.HistoryJob, j.ID
+		if h.Kind == HandleKindDocumentPreprocess {
+			kind, id = projections.HistoryDocument, d.ID
+		}
+		var done func()
+		if s, done, err = s.at(r, kind, id); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		defer done()
+		if h, j, d, err = s.resolveJob(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	expand := r.URL.Query().Get("expand") == "documents"
 	if h.Kind == HandleKindDocumentPreprocess {

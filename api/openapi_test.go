@@ -51,6 +51,11 @@ var routeTable = []string{
 	"GET /v1/jobs/{jobId}",
 	"POST /v1/jobs/{jobId}/cancel",
 	"GET /v1/jobs/{jobId}/events",
+	"GET /v1/documents/{id}/history",
+	"GET /v1/batches/{batch_name}/history",
+	"GET /v1/jobs/{jobId}/history",
+	"GET /v1/schemas",
+	"GET /v1/schemas/{name}",
 	"POST /v1/webhook-endpoints",
 	"GET /v1/webhook-endpoints",
 	"GET /v1/webhook-endpoints/{id}",
@@ -228,7 +233,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	concrete := strings.NewReplacer("{batch_name}", "march-2026", "{id}", "doc_06h3d3c0zfxwg3nfeh2sqq1am4",
 		"{jobId}", "job_AQJrMXAAAAAAazeeSB5qb2JfMDZoM2RndzFlY3lqc2t5ZjhxbXp5dmtlZ21-A2gTRtPyNxAF-LkSx8gn",
 		"{sessionId}", "ses_AQJrMXMAAAAAazeeUB5zZXNfMDZoM2RneDNnejZiY3Z2dDViYWs1MHBnYzgupSOV2xhuM7Ak_37rc_zW",
-		"{notification_id}", "msg_07fac54f644ea41624686f4862")
+		"{notification_id}", "msg_07fac54f644ea41624686f4862", "{name}", "DocumentUploaded")
 	// routed reports whether the router found a handler: every /v1 route
 	// answers 401 to an unauthenticated request before touching the (nil)
 	// views, the others answer 200; the router itself answers 404 or 405.
@@ -258,7 +263,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 			if !got && code != http.StatusMethodNotAllowed {
 				t.Errorf("%s %s: status %d, want 405 for a known path", m, path, code)
 			}
-			if got && strings.HasPrefix(path, "/v1/") && code != http.StatusUnauthorized {
+			public := strings.HasPrefix(path, "/v1/schemas")
+			if got && strings.HasPrefix(path, "/v1/") && !public && code != http.StatusUnauthorized {
 				t.Errorf("%s %s without a key: status %d, want 401", m, path, code)
 			}
 		}
@@ -310,7 +316,9 @@ func TestOpenAPIOperations(t *testing.T) {
 	}
 	for name, op := range operations(t, doc) {
 		method, path, _ := strings.Cut(name, " ")
-		v1 := strings.HasPrefix(path, "/v1/")
+		// The event schemas are public contract, under /v1 like the API.
+		public := path == "/v1/schemas" || path == "/v1/schemas/{name}"
+		v1 := strings.HasPrefix(path, "/v1/") && !public
 
 		// Parameters: path templates declared; Idempotency-Key on POSTs.
 		params := map[string]map[string]any{}

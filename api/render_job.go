@@ -22,7 +22,7 @@ func (s *Server) timing(created, started, completed, last time.Time, h Handle, t
 	out := map[string]any{
 		"createdAt": ts(created), "startedAt": ts(started), "completedAt": ts(completed),
 		"expiresAt": ts(h.Expires), "lastProgressAt": ts(last),
-		"stalled": !terminal && !last.IsZero() && time.Since(last) > s.cfg.StallAfter,
+		"stalled": !terminal && !last.IsZero() && s.now().Sub(last) > s.cfg.StallAfter,
 	}
 	if !terminal {
 		out["completedAt"] = nil
@@ -55,7 +55,7 @@ func (s *Server) renderJob(r *http.Request, handle string, h Handle, j domain.Jo
 		result["results"] = map[string]any{"sessionId": s.cfg.Handles.Sign(orgOf(r), Handle{Kind: HandleKindSession, Subject: j.SessionID, Expires: h.Expires})}
 	}
 	out["result"] = result
-	if s.views != nil {
+	if s.views != nil && s.asOf.IsZero() { // delivery state is not replayed by time travel
 		if n, ok := s.views.LastNotification(orgOf(r), j.ID, false); ok {
 			out["lastDelivery"] = renderDeliveries([]domain.Notification{n})[0]
 		}
@@ -87,7 +87,7 @@ func (s *Server) renderRun(handle string, h Handle, d domain.Document, run domai
 	if terminal && !run.StartedAt.IsZero() {
 		out["duration"] = run.CompletedAt.Sub(run.StartedAt).Seconds()
 	}
-	if s.views != nil {
+	if s.views != nil && s.asOf.IsZero() {
 		if n, ok := s.views.LastNotification(d.OrgID, domain.Notification{DocumentID: d.ID, Attempt: run.Attempt}.Subject(), false); ok {
 			out["lastDelivery"] = renderDeliveries([]domain.Notification{n})[0]
 		}

@@ -91,6 +91,8 @@ type Server struct {
 	limits  *limiter // status endpoints
 	general *limiter // every authenticated call
 	ready   func(context.Context) error
+	// asOf is set on the copies that answer a time-travel request (at).
+	asOf time.Time
 }
 
 // New builds a server. ready reports whether the node can serve (/readyz).
@@ -148,6 +150,12 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodGet, "/jobs/{jobId}", s.limited(s.getJob))
 	v1(http.MethodPost, "/jobs/{jobId}/cancel", s.cancelJob)
 	v1(http.MethodGet, "/jobs/{jobId}/events", s.limited(s.jobEvents))
+	// Event history (history.go) and the public event schemas (schemas.go).
+	v1(http.MethodGet, "/documents/{id}/history", s.documentHistory)
+	v1(http.MethodGet, "/batches/{batch_name}/history", s.batchHistory)
+	v1(http.MethodGet, "/jobs/{jobId}/history", s.jobHistory)
+	r.HandleFunc("/v1/schemas", serveSchemas).Methods(http.MethodGet)
+	r.HandleFunc("/v1/schemas/{name}", serveSchema).Methods(http.MethodGet)
 	return s.recoverer(s.requestContext(r))
 }
 

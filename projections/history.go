@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 )
@@ -143,6 +145,38 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 		}
 	}
 	return nil
+}
+
+// historyMarker says the views have indexed history since offset 0.
+var historyMarker = []byte("meta/history")
+
+// ensureHistory starts views that predate the history index again from
+// offset 0: they are a cache of the log, and a history that silently
+// lacks the older events would be wrong. It returns the offsets to use.
+func (v *Views) ensureHistory(applied map[int32]int64) (map[int32]int64, error) {
+	_, closer, err := v.db.Get(historyMarker)
+	if err == nil {
+		closer.Close()
+		return applied, nil
+	}
+	if !errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("projections: %w", err)
+	}
+	b := v.db.NewBatch()
+	defer b.Close()
+	if len(applied) > 0 {
+		v.log.Warn().Msg("projections: views predate the history index; rebuilding them from the log")
+		if err := b.DeleteRange([]byte{}, []byte{0xff}, nil); err != nil {
+			return nil, fmt.Errorf("projections: %w", err)
+		}
+	}
+	if err := b.Set(historyMarker, []byte("1"), nil); err != nil {
+		return nil, fmt.Errorf("projections: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, fmt.Errorf("projections: %w", err)
+	}
+	return map[int32]int64{}, nil
 }
 
 // HistoryEntry is one event of an entity's history at its log position.

@@ -21,6 +21,7 @@ import (
 //	s/<org>/<session>                 extraction session -> job id
 //	h/<kind>/<org>/<id>/<pos>         history index (history.go)
 //	he/<pos>                          an indexed event (history.go)
+//	meta/history                      the views have indexed history since offset 0
 const (
 	prefixOffset = "o/"
 )

@@ -75,6 +75,9 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 		v.applied[p] = int64(binary.BigEndian.Uint64(val))
 		return true, nil
 	})
+	if err == nil {
+		v.applied, err = v.ensureHistory(v.applied)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -104,12 +104,8 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 	if id := domain.JobIDOf(ev); id != "" {
 		out = append(out, shaped{HistoryJob, id})
 	}
-	if id := domain.DocumentIDOf(ev); id != "" {
-		var d domain.Document
-		found, err := tx.get(docKey(org, id), &d)
-		if err != nil || !found {
-			return err
-		}
+	if id := domain.DocumentIDOf(ev); id != "" && tx.doc != nil {
+		d := tx.doc
 		out = append(out, shaped{HistoryDocument, id})
 		// The batch and job projections follow the same rules: a deleted
 		// batch no longer tracks its documents, and a job moves only with

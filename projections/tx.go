@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 )
 
@@ -19,6 +20,10 @@ type Tx struct {
 	// refused is set when a fold refused the event (a no-op), so it shaped
 	// nothing.
 	refused bool
+	// doc is the document as the event left it, for the projections that
+	// run after the document projection (history), which would otherwise
+	// decode it again.
+	doc *domain.Document
 }
 
 // noop records that the fold refused the current event.

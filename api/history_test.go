@@ -204,3 +204,21 @@ func TestSchemasEndpoint(t *testing.T) {
 		t.Errorf("long name: %d, want 404", code)
 	}
 }
+
+// TestOpenAPIHistorySchemasMatchRender checks the documented shapes of
+// history pages and schemas against what history.go and schemas.go emit.
+func TestOpenAPIHistorySchemasMatchRender(t *testing.T) {
+	t.Parallel()
+	doc := loadOpenAPI(t)
+	ev := historyEventJSON{Payload: eventPayload(&domain.DocumentQueued{})}
+	checkShape(t, schemaOf(t, doc, "HistoryEvent"), ev, "HistoryEvent", true)
+	checkShape(t, schemaOf(t, doc, "HistoryPage"), map[string]any{"events": []historyEventJSON{ev}, "next_cursor": nil}, "HistoryPage", true)
+	all, err := schemaCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := all[0]
+	checkShape(t, schemaOf(t, doc, "EventSchema"), one, "EventSchema", false)
+	checkShape(t, schemaOf(t, doc, "EventSchemaVersion"), one.Versions[0], "EventSchemaVersion", true)
+	checkShape(t, schemaOf(t, doc, "EventSchemaList"), map[string]any{"schemas": all}, "EventSchemaList", true)
+}

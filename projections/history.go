@@ -33,7 +33,9 @@ var ErrBadCursor = errors.New("projections: malformed cursor")
 //	h/<kind>/<org>/<id>/<partition u32><offset u64>   (empty)
 //	he/<partition u32><offset u64>                     the event, single-object encoded
 //
-// An event is stored once however many entities it shaped. Events the fold
+// Webhook delivery attempts and redelivery requests count for the entity
+// their notification is about. An event is stored once however many
+// entities it shaped. Events the fold
 // refused (no-ops) shaped nothing and are not indexed. The value is the
 // event re-encoded with the current schema, which is deterministic, so a
 // rebuild writes the same bytes.
@@ -100,6 +102,18 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 		out = append(out, shaped{HistoryBatch, e.BatchName})
 	case *domain.BatchWebhookRemoved:
 		out = append(out, shaped{HistoryBatch, e.BatchName})
+	case *domain.WebhookDeliveryAttempted:
+		s, err := notificationSubject(tx, org, e.NotificationID)
+		if err != nil {
+			return err
+		}
+		out = append(out, s...)
+	case *domain.WebhookRedeliveryRequested:
+		s, err := notificationSubject(tx, org, e.NotificationID)
+		if err != nil {
+			return err
+		}
+		out = append(out, s...)
 	}
 	if id := domain.JobIDOf(ev); id != "" {
 		out = append(out, shaped{HistoryJob, id})
@@ -173,6 +187,24 @@ func (v *Views) ensureHistory(applied map[int32]int64) (map[int32]int64, error) 
 		return nil, fmt.Errorf("projections: %w", err)
 	}
 	return map[int32]int64{}, nil
+}
+
+// notificationSubject is the entity a webhook notification is about: a
+// batch, a document's preprocess run, or a job.
+func notificationSubject(tx *Tx, org, id string) ([]shaped, error) {
+	var n domain.Notification
+	found, err := tx.get(notifKey(org, id), &n)
+	switch {
+	case err != nil || !found:
+		return nil, err
+	case !n.Endpoint:
+		return []shaped{{HistoryBatch, n.Target}}, nil
+	case n.DocumentID != "":
+		return []shaped{{HistoryDocument, n.DocumentID}}, nil
+	case n.JobID != "":
+		return []shaped{{HistoryJob, n.JobID}}, nil
+	}
+	return nil, nil
 }
 
 // HistoryEntry is one event of an entity's history at its log position.

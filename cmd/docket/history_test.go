@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,4 +248,53 @@ func TestJobHistoryAndTimeTravel(t *testing.T) {
 		tn.call("GET", path, other, nil, "", nil).envelope(t, http.StatusNotFound, "not_found")
 	}
 	tn.verify()
+}
+
+// TestBatchHistoryWebhook: a batch's history shows its webhook
+// registration, with the signing secret redacted, and each delivery
+// attempt of its notification.
+func TestBatchHistoryWebhook(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer srv.Close()
+	tn := setup(t, func(c *Config) { c.WebhookAllowLoopback = true })
+	secret := tn.uploadHooked("hooked", srv.URL+"/hook")
+	if code := tn.do("POST", "/v1/batches/hooked/process", nil, "", nil, nil); code != http.StatusAccepted {
+		t.Fatalf("process: %d", code)
+	}
+	var h []historyEvent
+	tn.waitFor(func() bool {
+		h = tn.history("/v1/batches/hooked/history", 1000)
+		return slices.ContainsFunc(h, func(e historyEvent) bool { return e.Type == "WebhookDeliveryAttempted" })
+	})
+	tn.checkAgainstLog(h)
+	set := findEvent(t, h, "BatchWebhookSet").Payload
+	if set["secret"] != "[redacted]" || set["url"] != srv.URL+"/hook" || set["batch_name"] != "hooked" {
+		t.Fatalf("BatchWebhookSet payload %v", set)
+	}
+	if attempt := findEvent(t, h, "WebhookDeliveryAttempted").Payload; attempt["outcome"] != "delivered" || attempt["http_status"] != float64(204) {
+		t.Fatalf("WebhookDeliveryAttempted payload %v", attempt)
+	}
+	raw := tn.call("GET", "/v1/batches/hooked/history", "Bearer "+tn.key, nil, "", nil)
+	if bytes.Contains(raw.body, []byte(secret)) || bytes.Contains(raw.body, []byte(strings.TrimPrefix(secret, "whsec_"))) {
+		t.Fatal("the history shows the webhook secret")
+	}
+	tn.verify()
+}
+
+// uploadHooked uploads one document into batch and registers a webhook to
+// url for it; it returns the signing secret.
+func (tn *testNode) uploadHooked(batch, url string) string {
+	tn.t.Helper()
+	if _, code := tn.upload(batch, "a.txt", textInvoice(1), ""); code != http.StatusCreated {
+		tn.t.Fatalf("upload: %d", code)
+	}
+	var reg struct {
+		Secret string `json:"secret"`
+	}
+	body, _ := json.Marshal(map[string]string{"url": url})
+	if code := tn.do("PUT", "/v1/batches/"+batch+"/webhook", bytes.NewReader(body), "application/json", nil, &reg); code != http.StatusOK || reg.Secret == "" {
+		tn.t.Fatalf("PUT webhook: %d %+v", code, reg)
+	}
+	return reg.Secret
 }

@@ -44,17 +44,7 @@ func TestBatchWebhook(t *testing.T) {
 	defer srv.Close()
 	tn := setup(t, func(c *Config) { c.WebhookAllowLoopback, c.WebhookSchedule = true, "0s,20ms,20ms,20ms,20ms" })
 
-	if _, code := tn.upload("hooked", "a.txt", textInvoice(1), ""); code != http.StatusCreated {
-		t.Fatalf("upload: %d", code)
-	}
-	var reg struct {
-		Secret string `json:"secret"`
-	}
-	body, _ := json.Marshal(map[string]string{"url": srv.URL + "/hook"})
-	if code := tn.do("PUT", "/v1/batches/hooked/webhook", bytes.NewReader(body), "application/json", nil, &reg); code != http.StatusOK || reg.Secret == "" {
-		t.Fatalf("PUT webhook: %d %+v", code, reg)
-	}
-	secret, err := webhook.ParseSecret(reg.Secret)
+	secret, err := webhook.ParseSecret(tn.uploadHooked("hooked", srv.URL+"/hook"))
 	if err != nil {
 		t.Fatal(err)
 	}

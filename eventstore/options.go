@@ -19,6 +19,7 @@ type config struct {
 	minISR      int
 	log         zerolog.Logger
 	clientID    string
+	noCreate    bool
 }
 
 func defaults() config {
@@ -68,3 +69,9 @@ func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }
 
 // ClientID is the Kafka client id. Default "docket".
 func ClientID(id string) Opt { return func(c *config) { c.clientID = id } }
+
+// ReadOnly opens an existing deployment's topics without creating them, and
+// fails with ErrNoTopic when the event topic does not exist: tools that only
+// read the log (docket events, replay, verify) must not leave a new, empty
+// topic behind after a mistyped prefix. Default: create missing topics.
+func ReadOnly() Opt { return func(c *config) { c.noCreate = true } }

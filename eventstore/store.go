@@ -75,6 +75,9 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 		configs = map[string]*string{"min.insync.replicas": &v}
 	}
 	for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic} {
+		if s.cfg.noCreate {
+			break
+		}
 		resp, err := adm.CreateTopic(ctx, s.cfg.partitions, s.cfg.replication, configs, t)
 		if err == nil {
 			err = resp.Err
@@ -87,6 +90,9 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 	// append after start-up does not race topic creation.
 	for {
 		md, err := adm.Metadata(ctx, s.cfg.eventsTopic)
+		if td, ok := md.Topics[s.cfg.eventsTopic]; err == nil && ok && s.cfg.noCreate && errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+			return fmt.Errorf("%w: %s", ErrNoTopic, s.cfg.eventsTopic)
+		}
 		if err == nil {
 			if td, ok := md.Topics[s.cfg.eventsTopic]; ok && td.Err == nil && len(td.Partitions) > 0 {
 				ready := true

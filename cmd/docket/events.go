@@ -200,11 +200,11 @@ func events(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.org = *org; f.org != "" && !strings.HasPrefix(f.org, "org_") {
 		f.org = domain.OrgID(f.org)
 	}
-	store, err := lf.open(ctx)
+	store, stop, err := openLogOf(ctx, lf)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer stop()
 	enc := json.NewEncoder(stdout)
 	return scanLog(ctx, store, f.org, *follow, func(rec eventstore.Record) error {
 		line := eventLine{Partition: rec.Partition, Offset: rec.Offset, Timestamp: rec.Timestamp.UTC()}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/docket/docket/domain"
 )
@@ -46,6 +47,15 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	codec, err := NewCodec()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.registry != "" {
+		rc, err := sr.NewClient(sr.URLs(cfg.registry))
+		if err != nil {
+			return nil, fmt.Errorf("eventstore: schema registry: %w", err)
+		}
+		if codec, err = codec.WithRegistry(ctx, rc, cfg.eventsTopic); err != nil {
+			return nil, err
+		}
 	}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(seeds...),

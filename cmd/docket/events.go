@@ -20,13 +20,14 @@ import (
 // deployment: where the brokers are and which topics are its own. They have
 // the same names, defaults and DOCKET_* variables as serve's.
 type logFlags struct {
-	dataDir, brokers, prefix string
+	dataDir, brokers, prefix, registry string
 }
 
 func (l *logFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&l.dataDir, "data-dir", env("data-dir", "./docket-data"), "data dir of a node with an embedded broker (reads broker.addr)")
 	fs.StringVar(&l.brokers, "kafka-brokers", env("kafka-brokers", ""), "Kafka brokers host:port,... (default: the embedded broker in --data-dir)")
 	fs.StringVar(&l.prefix, "topic-prefix", env("topic-prefix", "docket"), "topic prefix of the deployment (as given to serve)")
+	fs.StringVar(&l.registry, "schema-registry-url", env("schema-registry-url", ""), "schema registry of a deployment that writes the Confluent wire format")
 }
 
 // open connects read-only: a mistyped prefix is an error, not a new topic.
@@ -37,7 +38,7 @@ func (l *logFlags) open(ctx context.Context) (*eventstore.Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return eventstore.Open(ctx, seeds, eventstore.Prefix(l.prefix), eventstore.ReadOnly())
+	return eventstore.Open(ctx, seeds, eventstore.Prefix(l.prefix), eventstore.ReadOnly(), eventstore.SchemaRegistry(l.registry))
 }
 
 // eventFilter selects events. Batch and job filters need state: most

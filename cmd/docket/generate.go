@@ -26,7 +26,7 @@ func generateEvents(ctx context.Context, lf logFlags, n, orgs int, stdout io.Wri
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	store, err := eventstore.Open(openCtx, seeds, eventstore.Prefix(lf.prefix))
+	store, err := eventstore.Open(openCtx, seeds, eventstore.Prefix(lf.prefix), eventstore.SchemaRegistry(lf.registry))
 	if err != nil {
 		return err
 	}

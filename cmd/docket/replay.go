@@ -39,6 +39,13 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("replay: %s is not empty: replay builds fresh views", *into)
 	}
 	if *generate > 0 {
+		// The generated log needs a broker: the deployment's, or one on the
+		// data dir that then also serves the replay below.
+		stopBroker, err := brokersOf(&lf, true)
+		if err != nil {
+			return err
+		}
+		defer stopBroker()
 		if err := generateEvents(ctx, lf, *generate, *genOrgs, stdout); err != nil {
 			return err
 		}

@@ -19,38 +19,48 @@ import (
 // errViewsDiffer makes `docket verify` exit non-zero.
 var errViewsDiffer = errors.New("views differ from a rebuild of the log")
 
-// openLogOf connects to the deployment's log. Without --kafka-brokers it
-// uses the embedded broker of --data-dir: the running node's (broker.addr)
-// when one answers, or else the broker started here on the data dir's own
-// log, so a stopped node can be replayed and verified. The returned stop
-// closes what was started.
+// openLogOf connects to the deployment's log (see brokersOf).
 func openLogOf(ctx context.Context, lf logFlags) (*eventstore.Store, func(), error) {
-	if lf.brokers == "" {
-		b, err := os.ReadFile(filepath.Join(lf.dataDir, "broker.addr"))
-		addr := strings.TrimSpace(string(b))
-		if err == nil && dialable(addr) {
-			lf.brokers = addr
-		} else if _, statErr := os.Stat(filepath.Join(lf.dataDir, "kafka")); statErr == nil {
-			// The node is stopped: serve its log ourselves, on a free port,
-			// with the partition count it already has on disk.
-			emb, err := eventstore.StartEmbedded(filepath.Join(lf.dataDir, "kafka"), "127.0.0.1:0", 1)
-			if err != nil {
-				return nil, nil, err
-			}
-			lf.brokers = emb.Addr()
-			store, err := lf.open(ctx)
-			if err != nil {
-				emb.Close()
-				return nil, nil, err
-			}
-			return store, func() { store.Close(); emb.Close() }, nil
-		}
-	}
-	store, err := lf.open(ctx)
+	stopBroker, err := brokersOf(&lf, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	return store, store.Close, nil
+	store, err := lf.open(ctx)
+	if err != nil {
+		stopBroker()
+		return nil, nil, err
+	}
+	return store, func() { store.Close(); stopBroker() }, nil
+}
+
+// brokersOf fills in lf.brokers. Without --kafka-brokers it uses the
+// embedded broker of --data-dir: the running node's (broker.addr) when one
+// answers, or else a broker started here on the data dir's own log (on a
+// free port), so that a stopped node can be read, replayed and verified.
+// With create, a data dir without a log gets a new one (docket replay
+// --generate). The returned stop closes what was started.
+func brokersOf(lf *logFlags, create bool) (func(), error) {
+	nothing := func() {}
+	if lf.brokers != "" {
+		return nothing, nil
+	}
+	b, err := os.ReadFile(filepath.Join(lf.dataDir, "broker.addr"))
+	if addr := strings.TrimSpace(string(b)); err == nil && dialable(addr) {
+		lf.brokers = addr
+		return nothing, nil
+	}
+	logDir := filepath.Join(lf.dataDir, "kafka")
+	if _, err := os.Stat(logDir); err != nil && !create {
+		return nil, fmt.Errorf("no --kafka-brokers, no running node and no log in %s (%w)", lf.dataDir, err)
+	}
+	// Existing topics keep the partition count they have on disk; a new
+	// log gets serve's default.
+	emb, err := eventstore.StartEmbedded(logDir, "127.0.0.1:0", 12)
+	if err != nil {
+		return nil, err
+	}
+	lf.brokers = emb.Addr()
+	return emb.Close, nil
 }
 
 func dialable(addr string) bool {

@@ -85,6 +85,8 @@ func TestOutsideConsumer(t *testing.T) {
 			t.Errorf("%d/%d %s: python decoded\n%v\nGo wrote\n%v", rec.Partition, rec.Offset, rec.Event.Type(), got, want)
 		}
 	}
+	// This log holds every event type: a rebuild must equal the live views.
+	tn.verify()
 }
 
 // runOutside pipes kcat's raw records into the Python decoder.

@@ -90,8 +90,13 @@ func TestConfluentWireFormat(t *testing.T) {
 		if got != binary.LittleEndian.Uint64(fp[:]) {
 			t.Errorf("%s: the registry's schema %d is not the one docket writes", typ, id)
 		}
-		if subjects, err := rc.SubjectsByID(ctx, id); err != nil || len(subjects) == 0 {
-			t.Errorf("%s: schema %d has no subject: %v %v", typ, id, subjects, err)
+		subject := eventstore.Subject(plain.EventsTopic(), typ)
+		versions, err := rc.Schemas(ctx, subject)
+		if err != nil {
+			t.Fatalf("%s: %v", subject, err)
+		}
+		if last := versions[len(versions)-1]; last.ID != id {
+			t.Errorf("%s: newest version has id %d, docket writes %d", subject, last.ID, id)
 		}
 	}
 

@@ -63,7 +63,9 @@ start() {
 		nohup "$VENV/bin/python" -m karapace >"$DIR/karapace.log" 2>&1 &
 	echo $! >"$DIR/pid"
 	for _ in $(seq 120); do
-		if curl -sf "http://127.0.0.1:$port/subjects" >/dev/null 2>&1; then
+		# Ready once it is the group's master: before that, writes fail
+		# with "Error while forwarding the request to the master".
+		if curl -sf "http://127.0.0.1:$port/master_available" 2>/dev/null | grep -q '"master_available":true'; then
 			echo "http://127.0.0.1:$port" | tee "$DIR/url"
 			return 0
 		fi
@@ -89,7 +91,7 @@ start) start "${2:-}" ;;
 stop) stop ;;
 test)
 	DOCKET_TEST_SCHEMA_REGISTRY="$(cat "$DIR/url")" DOCKET_TEST_KAFKA_BROKERS="${DOCKET_TEST_KAFKA_BROKERS:-}" \
-		"$GO" test -race -count=1 -run Confluent -v ./eventstore/
+		"$GO" test -race -count=1 -run Confluent -v ./eventstore/ ./cmd/docket/
 	;;
 *) echo "usage: registry.sh install SRC|start BROKERS|stop|test" >&2; exit 2 ;;
 esac

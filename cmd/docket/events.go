@@ -7,11 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/docket/docket/api"
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 )
@@ -95,6 +98,35 @@ func (f *eventFilter) learn(ev domain.Event) {
 	}
 }
 
+// internalJobID turns a jobId as the API shows it (a signed handle) into
+// the job id the log carries, using the deployment's handle keys and the
+// org it was issued to (--org, else "default"). Anything that does not
+// verify is taken as an internal id already.
+func internalJobID(job, org, keys, dataDir string) string {
+	if keys == "" {
+		b, err := os.ReadFile(filepath.Join(dataDir, "handle-keys"))
+		if err != nil {
+			return job
+		}
+		keys = strings.TrimSpace(string(b))
+	}
+	parsed, err := api.ParseHandleKeys(keys)
+	if err != nil {
+		return job
+	}
+	signer, err := api.NewSigner(parsed)
+	if err != nil {
+		return job
+	}
+	if org == "" {
+		org = domain.OrgID("default")
+	}
+	if h, err := signer.Verify(org, job); err == nil && h.Kind != api.HandleKindDocumentPreprocess {
+		return h.Subject
+	}
+	return job
+}
+
 // batchOf is the batch an event names itself, or "".
 func batchOf(ev domain.Event) string {
 	switch e := ev.(type) {
@@ -171,11 +203,12 @@ func events(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	org := fs.String("org", "", "only this org (name or org_ id)")
 	fs.StringVar(&f.document, "document", "", "only events of this document id")
 	fs.StringVar(&f.batch, "batch", "", "only events of this batch name (with --org when several orgs use the name)")
-	fs.StringVar(&f.job, "job", "", "only events of this job id (the job's own and its documents')")
+	fs.StringVar(&f.job, "job", "", "only events of this job (a jobId from the API, or the log's job id): the job's own and its documents'")
 	typ := fs.String("type", "", "only these event types, comma-separated (e.g. DocumentFailed,DocumentSucceeded)")
 	since := fs.String("since", "", "only events that occurred at or after this RFC 3339 time")
 	until := fs.String("until", "", "only events that occurred before this RFC 3339 time")
 	follow := fs.Bool("follow", false, "keep reading new events until interrupted")
+	handleKeys := fs.String("handle-keys", env("handle-keys", ""), "job handle keys, to accept an API jobId in --job (default: <data-dir>/handle-keys)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -200,6 +233,9 @@ func events(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if f.org = *org; f.org != "" && !strings.HasPrefix(f.org, "org_") {
 		f.org = domain.OrgID(f.org)
+	}
+	if f.job != "" {
+		f.job = internalJobID(f.job, f.org, *handleKeys, lf.dataDir)
 	}
 	store, stop, err := openLogOf(ctx, lf)
 	if err != nil {

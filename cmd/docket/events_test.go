@@ -139,6 +139,29 @@ func TestEventsCommand(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, got, tc.want)
 		}
 	}
+	// --job: the job's own events and those of the documents it covers.
+	jobDoc := tn.uploadJobsDoc("j.txt", textInvoice(7))
+	job := tn.startJob("/v1/documents/process", jobDoc)
+	tn.waitJob(job, func(j jobView) bool { return j.Status == "completed" })
+	out, err = tn.cli("events", "--job", job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, l := range parseLines(t, out) {
+		got[l.Type] = true
+		if d := l.Payload["document_id"]; d != nil && d != jobDoc {
+			t.Errorf("--job printed an event of document %v", d)
+		}
+	}
+	for _, want := range []string{"JobCreated", "DocumentQueued", "ProcessingStarted", "DocumentPreprocessed", "JobCompleted"} {
+		if !got[want] {
+			t.Errorf("--job %s printed no %s (got %v)", job, want, got)
+		}
+	}
+	if got["DocumentUploaded"] {
+		t.Error("--job printed the upload, which happened before the job existed")
+	}
 	if _, err := tn.cli("events", "--type", "NoSuchEvent"); err == nil {
 		t.Error("an unknown --type is accepted")
 	}

@@ -52,9 +52,9 @@ type codecEntry struct {
 	header [soeHeaderLen]byte
 }
 
-// Codec encodes domain events as Avro single-object encoded values and
-// decodes them back, using the schemas of package schemas. It is immutable
-// after NewCodec and safe for concurrent use.
+// Codec encodes domain events as Avro single-object encoded values (or, with
+// WithRegistry, in the Confluent wire format) and decodes them back, using
+// the schemas of package schemas. It is safe for concurrent use.
 //
 // Times: Meta.OccurredAt is an Avro timestamp-micros. Encode writes it with
 // microsecond precision, dropping any finer part, and Decode returns it in
@@ -69,6 +69,9 @@ type codecEntry struct {
 type Codec struct {
 	byType        map[string]*codecEntry
 	byFingerprint map[[8]byte]*codecEntry
+	// reg, when set, makes Encode write the Confluent wire format and lets
+	// Decode read it (see confluent.go). Nil: single-object encoding only.
+	reg *registry
 }
 
 // NewCodec parses the embedded schemas, computes each schema's fingerprint
@@ -156,28 +159,48 @@ func (c *Codec) Encode(e domain.Event) ([]byte, error) {
 	if len(body) > MaxEncodedSize {
 		return nil, fmt.Errorf("%w: %s: %d bytes, limit %d", ErrTooLarge, entry.name, len(body), MaxEncodedSize)
 	}
+	if c.reg != nil {
+		return c.reg.frame(entry.name, body), nil
+	}
 	out := make([]byte, 0, soeHeaderLen+len(body))
 	out = append(out, entry.header[:]...)
 	return append(out, body...), nil
 }
 
-// Decode parses a single-object encoded event and returns a new value of
-// the catalogue's concrete type (e.g. *domain.DocumentUploaded). Errors wrap
+// Decode parses an event and returns a new value of the catalogue's
+// concrete type (e.g. *domain.DocumentUploaded). It reads the single-object
+// encoding and, when the codec has a schema registry, also the Confluent
+// wire format, so a topic can move from one to the other. Errors wrap
 // ErrBadEncoding, ErrUnknownFingerprint or ErrMalformedBody.
 func (c *Codec) Decode(b []byte) (domain.Event, error) {
+	if len(b) > 0 && b[0] == confluentMagic {
+		if c.reg == nil {
+			return nil, fmt.Errorf("%w: Confluent wire format (magic 00) and no schema registry configured", ErrBadEncoding)
+		}
+		entry, body, err := c.reg.entry(b)
+		if err != nil {
+			return nil, err
+		}
+		return decodeBody(entry, body)
+	}
 	if len(b) < soeHeaderLen {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrBadEncoding, len(b), soeHeaderLen)
 	}
 	if b[0] != soeMarker0 || b[1] != soeMarker1 {
-		return nil, fmt.Errorf("%w: marker %02X %02X, want C3 01", ErrBadEncoding, b[0], b[1])
+		return nil, fmt.Errorf("%w: marker %02X %02X, want C3 01 (or 00 with a schema registry)", ErrBadEncoding, b[0], b[1])
 	}
 	entry, ok := c.byFingerprint[[8]byte(b[2:soeHeaderLen])]
 	if !ok {
 		return nil, fmt.Errorf("%w: % X", ErrUnknownFingerprint, b[2:soeHeaderLen])
 	}
+	return decodeBody(entry, b[soeHeaderLen:])
+}
+
+// decodeBody decodes an Avro binary body written with entry's schema.
+func decodeBody(entry *codecEntry, body []byte) (domain.Event, error) {
 	ptr := reflect.New(entry.typ)
 	r := avro.NewReader(nil, 0, avro.WithReaderConfig(codecAPI))
-	r.Reset(b[soeHeaderLen:])
+	r.Reset(body)
 	r.ReadVal(entry.schema, ptr.Interface())
 	// Any error, io.EOF included, means the body ended early: a complete
 	// body never reads past its end. (avro.Unmarshal would accept a body

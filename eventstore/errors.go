@@ -29,3 +29,7 @@ var ErrUnavailable = errors.New("eventstore: kafka unavailable")
 // IsRetryable reports whether an operation that failed with err may succeed
 // if repeated unchanged.
 func IsRetryable(err error) bool { return errors.Is(err, ErrUnavailable) }
+
+// ErrNoTopic: a ReadOnly store found no event topic (wrong brokers or
+// --topic-prefix).
+var ErrNoTopic = errors.New("eventstore: event topic does not exist")

@@ -19,6 +19,8 @@ type config struct {
 	minISR      int
 	log         zerolog.Logger
 	clientID    string
+	noCreate    bool
+	registry    string
 }
 
 func defaults() config {
@@ -68,3 +70,16 @@ func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }
 
 // ClientID is the Kafka client id. Default "docket".
 func ClientID(id string) Opt { return func(c *config) { c.clientID = id } }
+
+// ReadOnly opens an existing deployment's topics without creating them, and
+// fails with ErrNoTopic when the event topic does not exist: tools that only
+// read the log (docket events, replay, verify) must not leave a new, empty
+// topic behind after a mistyped prefix. Default: create missing topics.
+func ReadOnly() Opt { return func(c *config) { c.noCreate = true } }
+
+// SchemaRegistry writes events in the Confluent wire format (00, 4-byte
+// schema id, Avro body) with schemas registered at this Confluent-API
+// schema registry URL, and reads both that format and the single-object
+// encoding, so a topic can be migrated. Default "": single-object encoding,
+// no registry.
+func SchemaRegistry(url string) Opt { return func(c *config) { c.registry = url } }

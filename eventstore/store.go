@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/docket/docket/domain"
 )
@@ -47,6 +48,15 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.registry != "" {
+		rc, err := sr.NewClient(sr.URLs(cfg.registry))
+		if err != nil {
+			return nil, fmt.Errorf("eventstore: schema registry: %w", err)
+		}
+		if codec, err = codec.WithRegistry(ctx, rc, cfg.eventsTopic); err != nil {
+			return nil, err
+		}
+	}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(cfg.clientID),
@@ -75,6 +85,9 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 		configs = map[string]*string{"min.insync.replicas": &v}
 	}
 	for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic} {
+		if s.cfg.noCreate {
+			break
+		}
 		resp, err := adm.CreateTopic(ctx, s.cfg.partitions, s.cfg.replication, configs, t)
 		if err == nil {
 			err = resp.Err
@@ -87,6 +100,9 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 	// append after start-up does not race topic creation.
 	for {
 		md, err := adm.Metadata(ctx, s.cfg.eventsTopic)
+		if td, ok := md.Topics[s.cfg.eventsTopic]; err == nil && ok && s.cfg.noCreate && errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+			return fmt.Errorf("%w: %s", ErrNoTopic, s.cfg.eventsTopic)
+		}
 		if err == nil {
 			if td, ok := md.Topics[s.cfg.eventsTopic]; ok && td.Err == nil && len(td.Partitions) > 0 {
 				ready := true

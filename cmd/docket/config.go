@@ -52,6 +52,11 @@ type Config struct {
 	// projections, duties, worker. api and duties need projections; a
 	// worker-only node opens neither HTTP nor Pebble. Default all four.
 	Roles string
+	// SchemaRegistryURL, when set, makes this node write events in the
+	// Confluent wire format with schemas registered at this Confluent-API
+	// schema registry; it reads both that and the single-object encoding.
+	// Default "": single-object encoding, no registry.
+	SchemaRegistryURL string
 	// TopicPrefix names the topics (<prefix>.events, <prefix>.work) and the
 	// consumer groups (<prefix>-duties, <prefix>-workers). Default "docket".
 	TopicPrefix string
@@ -265,6 +270,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	str(&c.KafkaBrokers, "kafka-brokers", "", "external Kafka brokers host:port,... (default: embedded broker)")
 	str(&c.Roles, "roles", "api,projections,duties,worker", "parts this node runs (api,projections,duties,worker)")
 	str(&c.TopicPrefix, "topic-prefix", "docket", "prefix of topic and consumer group names")
+	str(&c.SchemaRegistryURL, "schema-registry-url", "", "Confluent-API schema registry: write the Confluent wire format (default: single-object encoding)")
 	integer(&c.Partitions, "partitions", 12, "partitions of newly created topics")
 	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
 	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")

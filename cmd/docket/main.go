@@ -4,6 +4,9 @@
 //	docket orgs create N   create an organisation and print its API key
 //	docket bench           drive the full lifecycle and print throughput and latency
 //	docket health          probe a node's /readyz (for container health checks)
+//	docket events          print the event log as JSON lines (filters, --follow)
+//	docket replay          rebuild every view from offset 0 into a fresh directory, timed
+//	docket verify          compare a stopped node's views with a rebuild of the log
 package main
 
 import (
@@ -31,7 +34,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError("docket serve|orgs|bench|health [flags]")
+		return usageError("docket serve|orgs|bench|health|events|replay|verify [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -42,8 +45,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return bench(ctx, args[1:], stdout, stderr)
 	case "health":
 		return health(ctx, args[1:], stdout, stderr)
+	case "events":
+		return events(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return replay(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return verify(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health [flags]; docket CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health|events|replay|verify [flags]; docket CMD -h for flags")
 		return nil
 	}
 	return usageError("unknown command %q", args[0])

@@ -84,7 +84,8 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	openCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	n.store, err = eventstore.Open(openCtx, seeds, eventstore.Prefix(cfg.TopicPrefix), eventstore.Partitions(int32(cfg.Partitions)),
-		eventstore.ReplicationFactor(int16(cfg.ReplicationFactor)), eventstore.MinInsyncReplicas(cfg.MinInsyncReplicas), eventstore.Logger(log))
+		eventstore.ReplicationFactor(int16(cfg.ReplicationFactor)), eventstore.MinInsyncReplicas(cfg.MinInsyncReplicas), eventstore.Logger(log),
+		eventstore.SchemaRegistry(cfg.SchemaRegistryURL))
 	if err != nil {
 		return nil, err
 	}

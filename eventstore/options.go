@@ -19,6 +19,7 @@ type config struct {
 	minISR      int
 	log         zerolog.Logger
 	clientID    string
+	onAppend    func(eventType string)
 }
 
 func defaults() config {
@@ -68,3 +69,7 @@ func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }
 
 // ClientID is the Kafka client id. Default "docket".
 func ClientID(id string) Opt { return func(c *config) { c.clientID = id } }
+
+// OnAppend calls fn with the type of every event once its append is
+// acknowledged (metrics count appends with it). Default: none.
+func OnAppend(fn func(eventType string)) Opt { return func(c *config) { c.onAppend = fn } }

@@ -19,6 +19,7 @@ import (
 //	j/<org>/<job>                     job view
 //	dj/<org>/<doc>/<job>              jobs covering a document
 //	s/<org>/<session>                 extraction session -> job id
+//	ph/<status>                       documents per status (every org), u64
 const (
 	prefixOffset = "o/"
 )

@@ -17,6 +17,7 @@ type poster struct {
 	client  *webhook.Client
 	handles *api.Signer
 	ttl     time.Duration
+	observe func(outcome string) // counts attempts (metrics); may be nil
 }
 
 func (p poster) Post(ctx context.Context, n domain.Notification) projections.PostResult {
@@ -30,6 +31,9 @@ func (p poster) Post(ctx context.Context, n domain.Notification) projections.Pos
 	}
 	h := webhook.Headers(n.ID, time.Now(), body, secret)
 	res := p.client.Deliver(ctx, n.URL, h, body)
+	if p.observe != nil {
+		p.observe(res.Outcome.String())
+	}
 	return projections.PostResult{Status: res.Status, Latency: res.Latency, RetryAfter: res.RetryAfter, Outcome: res.Outcome.String(), Err: res.Err}
 }
 

@@ -69,6 +69,9 @@ func Open(dir string, opts ...Option) (*Views, error) {
 		v.applied[p] = int64(binary.BigEndian.Uint64(val))
 		return true, nil
 	})
+	if err == nil {
+		err = backfillPhases(db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err

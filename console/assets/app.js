@@ -44,6 +44,9 @@ function when(t) {
   return h('time', { datetime: t, title: t }, d.toLocaleString());
 }
 
+const moneyFormat = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+function money(n) { return typeof n === 'number' ? moneyFormat.format(n) : '—'; }
+
 function badge(status, label) {
   return h('span', { class: 'badge s-' + status, 'data-status': status }, label || status);
 }
@@ -259,10 +262,17 @@ async function batchPage(signal, name) {
   process.addEventListener('click', () => act('/v1/batches/' + enc + '/process', 'Processing'));
   retry.addEventListener('click', () => act('/v1/batches/' + enc + '/process?retry_failed=true', 'Retrying failed'));
 
-  let pending = null;
+  // A busy batch changes many times a second: reload its lists at most
+  // once a second, so the console stays well inside the rate limits.
+  let pending = null, lastRefresh = 0;
   const refreshDocs = () => {
-    clearTimeout(pending);
-    pending = setTimeout(() => loadDocuments(signal, enc, docs).catch(e => fill(docs, errorBox(e))), 150);
+    if (pending) return;
+    pending = setTimeout(() => {
+      pending = null;
+      lastRefresh = Date.now();
+      loadDocuments(signal, enc, docs).catch(e => fill(docs, errorBox(e)));
+      loadWebhook(signal, enc, hook, true).catch(() => {});
+    }, Math.max(100, lastRefresh + 1000 - Date.now()));
   };
   upload.addEventListener('uploaded', refreshDocs);
   let lastStatus = '';
@@ -283,7 +293,7 @@ async function batchPage(signal, name) {
     fill(summary, h('p', { class: 'notice' }, 'This batch has no documents yet. Upload one to create it.'));
   }
   stream('/v1/batches/' + enc + '/events', signal, (event, data) => {
-    if (event === 'batch') { showBatch(data); refreshDocs(); loadWebhook(signal, enc, hook).catch(() => {}); }
+    if (event === 'batch') { showBatch(data); refreshDocs(); }
   }, (on, why) => live.set(on, why));
   await Promise.all([
     loadDocuments(signal, enc, docs),
@@ -306,7 +316,12 @@ async function loadDocuments(signal, enc, box) {
   data.next_cursor ? h('p', { class: 'notice' }, 'Showing the first 1000 documents.') : null);
 }
 
-async function loadWebhook(signal, enc, box) {
+async function loadWebhook(signal, enc, box, deliveriesOnly) {
+  const existing = box.querySelector('#batch-deliveries');
+  if (deliveriesOnly && existing && existing.dataset.loaded) {
+    await loadDeliveries(signal, '/v1/batches/' + enc + '/webhook/deliveries', existing);
+    return;
+  }
   let hook = null;
   try { hook = await api('GET', '/v1/batches/' + enc + '/webhook', undefined, signal); }
   catch (err) { if (!(err instanceof ApiError && err.status === 404)) throw err; }
@@ -318,11 +333,17 @@ async function loadWebhook(signal, enc, box) {
     try {
       const r = await api('PUT', '/v1/batches/' + enc + '/webhook', { url: url.value });
       fill(status, 'Registered. Signing secret (shown once): ', h('code', {}, r.secret));
+      deliveries.dataset.loaded = '1';
+      await loadDeliveries(signal, '/v1/batches/' + enc + '/webhook/deliveries', deliveries);
     } catch (err) { status.textContent = errorText(err); }
   });
   const deliveries = h('div', { id: 'batch-deliveries' });
+  if (deliveriesOnly && existing) return; // no webhook yet: keep the form as typed
   fill(box, form, deliveries);
-  if (hook) await loadDeliveries(signal, '/v1/batches/' + enc + '/webhook/deliveries', deliveries);
+  if (hook) {
+    deliveries.dataset.loaded = '1';
+    await loadDeliveries(signal, '/v1/batches/' + enc + '/webhook/deliveries', deliveries);
+  }
 }
 
 async function loadDeliveries(signal, path, box) {
@@ -394,7 +415,7 @@ async function documentPage(signal, id) {
     err ? h('div', { class: 'panel', role: 'alert', id: 'processing-error' }, h('h2', {}, 'Processing error'), facts([['Code', err.code], ['Message', err.message]])) : null,
     h('h2', {}, 'Line items'),
     d.line_items.length ? table(['Description', 'Quantity', 'Unit price', 'Amount'],
-      d.line_items.map(li => h('tr', {}, h('td', {}, li.description), h('td', { class: 'num' }, li.quantity), h('td', { class: 'num' }, li.unit_price), h('td', { class: 'num' }, li.amount))), 'Line items')
+      d.line_items.map(li => h('tr', {}, h('td', {}, li.description), h('td', { class: 'num' }, li.quantity), h('td', { class: 'num' }, money(li.unit_price)), h('td', { class: 'num' }, money(li.amount)))), 'Line items')
       : h('p', { class: 'notice' }, 'No line items.'),
     h('h2', {}, 'Timeline'), timeline);
   await loadTimeline(signal, '/v1/documents/' + encodeURIComponent(id) + '/history', timeline);
@@ -440,6 +461,10 @@ async function jobPage(signal, handle) {
       rows.length ? table(['Document', 'Status', 'Error'], rows, 'Documents of the job') : null);
   };
   show(await api('GET', '/v1/jobs/' + enc + '?expand=documents', undefined, signal));
+  // "stalled" turns true with time, not with an event: read the job again
+  // now and then, beside the stream.
+  const t = setInterval(() => api('GET', '/v1/jobs/' + enc + '?expand=documents', undefined, signal).then(show).catch(() => {}), 15000);
+  signal.addEventListener('abort', () => clearInterval(t));
   stream('/v1/jobs/' + enc + '/events?expand=documents', signal, (event, data) => { if (event === 'job') show(data); }, (on, why) => live.set(on, why));
   await loadTimeline(signal, '/v1/jobs/' + enc + '/history', timeline);
 }

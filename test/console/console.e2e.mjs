@@ -40,23 +40,39 @@ await new Promise(r => receiver.listen(0, '127.0.0.1', r));
 const hookURL = `http://127.0.0.1:${receiver.address().port}/hook`;
 
 // ---- docket ----
-const dataDir = mkdtempSync(join(tmpdir(), 'docket-console-'));
-const logPath = join(shots, 'docket.log');
-const log = createWriteStream(logPath);
-const docket = spawn(bin, ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--broker-listen', '127.0.0.1:0',
-  '--partitions', '2', '--webhook-allow-loopback', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-docket.stdout.pipe(log);
-docket.stderr.pipe(log);
-let docketExited = false;
-docket.on('exit', () => { docketExited = true; });
+const procs = [];
+function startDocket(name, extra) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'docket-console-'));
+  const logPath = join(shots, name + '.log');
+  const log = createWriteStream(logPath);
+  const p = spawn(bin, ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--broker-listen', '127.0.0.1:0',
+    '--partitions', '2', '--log-format', 'json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  p.stdout.pipe(log);
+  p.stderr.pipe(log);
+  const d = { dataDir, logPath, proc: p, exited: false };
+  p.on('exit', () => { d.exited = true; });
+  procs.push(d);
+  return d;
+}
+async function ready(d) {
+  const addr = await waitFor('http.addr', async () => existsSync(join(d.dataDir, 'http.addr')) && readFileSync(join(d.dataDir, 'http.addr'), 'utf8').trim(), 60000, d);
+  d.base = 'http://' + addr;
+  await waitFor('/readyz', async () => (await fetch(d.base + '/readyz')).ok, 60000, d);
+  d.key = readFileSync(join(d.dataDir, 'api-key'), 'utf8').trim();
+  return d;
+}
+const main = startDocket('docket', ['--webhook-allow-loopback']);
+// A node without a worker, whose jobs never progress: they turn stalled.
+const idle = startDocket('docket-idle', ['--roles', 'api,projections,duties', '--stall-after', '1s']);
+const logPath = main.logPath;
 
-async function waitFor(what, fn, ms = 60000) {
+async function waitFor(what, fn, ms = 60000, d = main) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => null);
     if (v) return v;
     if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    if (docketExited) throw new Error('docket exited; see ' + logPath);
+    if (d.exited) throw new Error('docket exited; see ' + d.logPath);
     await sleep(100);
   }
 }
@@ -64,10 +80,8 @@ async function waitFor(what, fn, ms = 60000) {
 let browser;
 let failed = false;
 try {
-  const addr = await waitFor('http.addr', async () => existsSync(join(dataDir, 'http.addr')) && readFileSync(join(dataDir, 'http.addr'), 'utf8').trim());
-  const base = 'http://' + addr;
-  await waitFor('/readyz', async () => (await fetch(base + '/readyz')).ok);
-  const key = readFileSync(join(dataDir, 'api-key'), 'utf8').trim();
+  await Promise.all([ready(main), ready(idle)]);
+  const { base, key } = main;
 
   browser = await chromium.launch({ executablePath: browserPath, headless: true, args: ['--no-sandbox'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -170,6 +184,30 @@ try {
     await shot('05-job');
   });
 
+  await step('a stalled job is highlighted', async () => {
+    const api = (method, path, body, ct) => fetch(idle.base + path, { method, body, headers: { Authorization: 'Bearer ' + idle.key, ...(ct ? { 'Content-Type': ct } : {}) } });
+    const fd = new FormData();
+    fd.append('file', new Blob(['INVOICE #1\nTotal: 1.00 USD\n'], { type: 'text/plain' }), 'stuck.txt');
+    const up = await (await api('POST', '/v1/documents', fd)).json();
+    const { jobId } = await (await api('POST', '/v1/documents/process', JSON.stringify({ documentIds: [up.documentId] }), 'application/json')).json();
+    // Stalling is a matter of time (--stall-after 1s): wait until the API says so.
+    await waitFor('stalled', async () => (await (await api('GET', '/v1/jobs/' + encodeURIComponent(jobId))).json()).stalled === true, 30000, idle);
+    const p2 = await context.newPage();
+    p2.on('request', r => urls.push(r.url()));
+    await p2.goto(idle.base + '/console');
+    await p2.getByLabel('API key').fill(idle.key);
+    await p2.getByRole('button', { name: 'Sign in' }).click();
+    await p2.getByRole('heading', { level: 1, name: 'Batches' }).waitFor();
+    await p2.getByLabel('Open a document or job').fill(jobId);
+    await p2.getByRole('button', { name: 'Open', exact: true }).click();
+    await p2.locator('#job .stalled #stalled').waitFor();
+    await p2.screenshot({ path: join(shots, '06-stalled-job.png'), fullPage: true });
+    await p2.getByRole('link', { name: 'Jobs' }).click();
+    await p2.locator('tr.stalled').first().waitFor();
+    await p2.screenshot({ path: join(shots, '06-stalled-jobs-list.png'), fullPage: true });
+    await p2.close();
+  });
+
   await step('redeliver a webhook', async () => {
     await page.goto(base + '/console#/batch/console-e2e');
     await waitFor('the first delivery', async () => received.length >= 1);
@@ -183,7 +221,7 @@ try {
     await waitFor('the redelivery', async () => received.length > first, 30000);
     if (received.at(-1).id !== received[0].id) throw new Error('redelivery changed the webhook-id');
     await page.getByText(/redelivery/).first().waitFor();
-    await shot('06-redelivered');
+    await shot('07-redelivered');
     return { note: `receiver got ${received.length} deliveries, one webhook-id` };
   });
 
@@ -191,7 +229,7 @@ try {
     await page.getByRole('link', { name: 'Health' }).click();
     await page.getByRole('table', { name: 'Projection lag' }).waitFor();
     await page.locator('#health [data-status="ready"]').waitFor();
-    await shot('07-health');
+    await shot('08-health');
   });
 
   await step('narrow screen', async () => {
@@ -199,7 +237,7 @@ try {
     await page.goto(base + '/console#/batch/console-e2e');
     await page.locator('#batch-summary [data-status]').first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    await shot('08-narrow');
+    await shot('09-narrow');
     if (overflow > 1) throw new Error(`the page is ${overflow}px wider than a 360px screen`);
   });
 
@@ -222,7 +260,7 @@ try {
   await step('the key stays out of URLs and logs', async () => {
     const leaked = urls.filter(u => u.includes(key));
     if (leaked.length) throw new Error('key in URL: ' + leaked[0]);
-    if (readFileSync(logPath, 'utf8').includes(key)) throw new Error('key in the server log');
+    for (const d of procs) if (readFileSync(d.logPath, 'utf8').includes(d.key)) throw new Error('key in the server log ' + d.logPath);
     if (consoleErrors.length) throw new Error('browser console errors: ' + consoleErrors.join(' | '));
     return { note: `${urls.length} requests checked` };
   });
@@ -231,11 +269,11 @@ try {
   results.push({ step: 'set-up', result: 'FAILED', note: String(err && err.message || err) });
 } finally {
   if (browser) await browser.close().catch(() => {});
-  docket.kill('SIGTERM');
+  for (const d of procs) d.proc.kill('SIGTERM');
   receiver.close();
   writeFileSync(join(shots, 'results.json'), JSON.stringify(results, null, 2) + '\n');
   console.log('\nconsole browser test (screenshots in ' + shots + ')');
   for (const r of results) console.log(`  ${r.result.padEnd(8)} ${r.step.padEnd(36)} ${r.ms ?? ''}ms ${r.note}`);
-  await new Promise(r => { if (docketExited) r(); else docket.on('exit', r); setTimeout(r, 15000); });
+  await Promise.all(procs.map(d => new Promise(r => { if (d.exited) r(); else d.proc.on('exit', r); setTimeout(r, 15000); })));
 }
 process.exit(failed ? 1 : 0);

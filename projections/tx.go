@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 )
 
@@ -21,7 +22,8 @@ type Tx struct {
 // noop records that the fold refused the current event.
 func (tx *Tx) noop(err error) {
 	tx.views.noops.Add(1)
-	tx.views.log.Debug().Err(err).Str("type", tx.rec.Event.Type()).
+	tx.views.log.Debug().Err(err).Str("type", tx.rec.Event.Type()).Str("org", tx.rec.Event.Header().OrgID).
+		Str("document", domain.DocumentIDOf(tx.rec.Event)).
 		Int32("partition", tx.rec.Partition).Int64("offset", tx.rec.Offset).Msg("recorded no-op")
 }
 

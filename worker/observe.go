@@ -3,13 +3,15 @@ package worker
 import (
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/docket/docket/domain"
 )
 
-// observe reports one finished run to the Observe hook; the last result
-// event says how it ended.
-func (w *Worker) observe(phase string, results []domain.Event, took time.Duration) {
-	if w.cfg.observe == nil || len(results) == 0 {
+// observe logs one finished run and reports it to the Observe hook; the
+// last result event says how it ended.
+func (w *Worker) observe(log *zerolog.Logger, phase string, results []domain.Event, took time.Duration) {
+	if len(results) == 0 {
 		return
 	}
 	outcome := "succeeded"
@@ -19,5 +21,8 @@ func (w *Worker) observe(phase string, results []domain.Event, took time.Duratio
 	case *domain.DocumentCanceled:
 		outcome = "canceled"
 	}
-	w.cfg.observe(phase, outcome, took)
+	log.Info().Str("phase", phase).Str("outcome", outcome).Dur("took", took).Msg("document processed")
+	if w.cfg.observe != nil {
+		w.cfg.observe(phase, outcome, took)
+	}
 }

@@ -195,7 +195,7 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 			Code: code, Message: err.Error(), Retryable: code == extract.CodeTimeout || code == extract.CodeInternal,
 		})
 	}
-	w.observe(item.Phase, results, time.Since(began))
+	w.observe(&log, item.Phase, results, time.Since(began))
 	appended := w.store.AppendAsync(ctx, results...)
 	return func() error {
 		_, cerr := claimed()

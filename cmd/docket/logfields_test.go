@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -48,7 +50,7 @@ func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
 func setupLogged(t *testing.T, buf *lockedBuffer) *testNode {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.LogLevel = "info"
+	cfg.LogLevel, cfg.WebhookAllowLoopback = "info", true
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n, err := startNode(ctx, cfg, newLogger("json", "info", buf))
@@ -73,6 +75,17 @@ func TestLogLinesCarryIDs(t *testing.T) {
 	t.Parallel()
 	var buf lockedBuffer
 	tn := setupLogged(t, &buf)
+
+	var delivered atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { delivered.Add(1) }))
+	defer srv.Close()
+	ep, _ := json.Marshal(map[string]any{"url": srv.URL, "events": []string{"document.processing_failed"}})
+	var endpoint struct {
+		ID string `json:"id"`
+	}
+	if code := tn.do("POST", "/v1/webhook-endpoints", bytes.NewReader(ep), "application/json", nil, &endpoint); code != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", code)
+	}
 
 	body, ct := multipartBody(t, "broken.bin", []byte{0, 1, 2, 3, 0xff}, "")
 	var doc docView
@@ -99,14 +112,28 @@ func TestLogLinesCarryIDs(t *testing.T) {
 		return d.Status == "failed"
 	})
 
+	tn.waitFor(func() bool { return delivered.Load() > 0 })
+	var hookLine map[string]any
+	tn.waitFor(func() bool {
+		for _, l := range buf.lines(t) {
+			if l["message"] == "webhook attempt" {
+				hookLine = l
+			}
+		}
+		return hookLine != nil
+	})
+
 	byRequest := map[string]map[string]any{}
-	var workerLine map[string]any
+	var workerLine, processedLine map[string]any
 	for _, l := range buf.lines(t) {
 		if rid, ok := l["request_id"].(string); ok && l["message"] == "request" {
 			byRequest[rid] = l
 		}
 		if l["message"] == "document failed" && l["document"] == doc.ID {
 			workerLine = l
+		}
+		if l["message"] == "document processed" && l["document"] == doc.ID {
+			processedLine = l
 		}
 	}
 	want := map[string]map[string]string{
@@ -135,10 +162,33 @@ func TestLogLinesCarryIDs(t *testing.T) {
 	if workerLine == nil || workerLine["org"] != "org_default" || workerLine["code"] == nil {
 		t.Errorf("worker line about the failed document: %v", workerLine)
 	}
+	if processedLine == nil || processedLine["org"] != "org_default" || processedLine["outcome"] != "failed" || processedLine["phase"] != "preprocess" {
+		t.Errorf("worker line about the finished run: %v", processedLine)
+	}
+	for k, v := range map[string]any{"org": "org_default", "document": doc.ID, "endpoint": endpoint.ID, "event": "document.processing_failed", "outcome": "delivered"} {
+		if hookLine[k] != v {
+			t.Errorf("webhook attempt line: %s = %v, want %v (line %v)", k, hookLine[k], v, hookLine)
+		}
+	}
 	buf.mu.Lock()
 	leaked := strings.Contains(buf.b.String(), tn.key)
 	buf.mu.Unlock()
 	if leaked {
 		t.Error("the API key appears in the log")
+	}
+}
+
+// TestConsoleLogFormat: --log-format console writes lines for humans, with
+// the same fields.
+func TestConsoleLogFormat(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	l := newLogger("console", "info", &b)
+	l.Info().Str("request_id", "req-human").Str("org", "org_a").Msg("request")
+	l.Debug().Msg("below the level")
+	out := b.String()
+	if strings.HasPrefix(out, "{") || json.Valid(b.Bytes()) || strings.Count(out, "\n") != 1 ||
+		!strings.Contains(out, "req-human") || !strings.Contains(out, "org_a") || !strings.Contains(out, "request") {
+		t.Fatalf("console line: %q", out)
 	}
 }

@@ -122,7 +122,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		if err != nil {
 			return nil, err
 		}
-		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client, handles, handleTTL, n.metrics.WebhookAttempt}, Schedule: schedule, Log: log}
+		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client: client, handles: handles, ttl: handleTTL, observe: n.metrics.WebhookAttempt, log: log}, Schedule: schedule, Log: log}
 		n.goRun("webhooks", func() error { return dl.Run(runCtx) })
 	}
 	if roles[roleWorker] {

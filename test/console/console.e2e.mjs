@@ -32,12 +32,14 @@ const receiver = createServer((req, res) => {
   let body = '';
   req.on('data', c => { body += c; });
   req.on('end', () => {
-    received.push({ id: req.headers['webhook-id'], body });
+    received.push({ path: req.url, id: req.headers['webhook-id'], body });
     res.writeHead(200).end('ok');
   });
 });
 await new Promise(r => receiver.listen(0, '127.0.0.1', r));
 const hookURL = `http://127.0.0.1:${receiver.address().port}/hook`;
+const endpointURL = `http://127.0.0.1:${receiver.address().port}/endpoint`;
+const at = path => received.filter(r => r.path === path);
 
 // ---- docket ----
 const procs = [];
@@ -170,6 +172,15 @@ try {
     return { note: 'timeline shows DocumentUploaded … DocumentSucceeded' };
   });
 
+  await step('add a webhook endpoint', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Webhook endpoints' }).waitFor();
+    await page.getByLabel('Endpoint URL').fill(endpointURL);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByText('Signing secret (shown once)').waitFor();
+    await page.getByRole('link', { name: endpointURL }).waitFor();
+  });
+
   await step('open a job by its id', async () => {
     const res = await fetch(base + '/v1/documents/process', {
       method: 'POST', headers: { Authorization: 'Bearer ' + key, 'Content-Type': 'application/json' },
@@ -208,21 +219,38 @@ try {
     await p2.close();
   });
 
-  await step('redeliver a webhook', async () => {
+  await step('redeliver the batch webhook', async () => {
     await page.goto(base + '/console#/batch/console-e2e');
-    await waitFor('the first delivery', async () => received.length >= 1);
+    await waitFor('the first delivery', async () => at('/hook').length >= 1);
     const row = page.locator('#batch-deliveries tr[data-notification]').first();
     await row.locator('[data-status="delivered"]').waitFor({ timeout: 30000 }).catch(async () => {
       await page.reload(); // the list is read when the page opens
       await row.locator('[data-status="delivered"]').waitFor();
     });
-    const first = received.length;
+    const first = at('/hook').length;
     await row.getByRole('button', { name: /^Redeliver/ }).click();
-    await waitFor('the redelivery', async () => received.length > first, 30000);
-    if (received.at(-1).id !== received[0].id) throw new Error('redelivery changed the webhook-id');
+    await waitFor('the redelivery', async () => at('/hook').length > first, 30000);
+    const hooks = at('/hook');
+    if (hooks.at(-1).id !== hooks[0].id) throw new Error('redelivery changed the webhook-id');
     await page.getByText(/redelivery/).first().waitFor();
-    await shot('07-redelivered');
-    return { note: `receiver got ${received.length} deliveries, one webhook-id` };
+    await shot('07-batch-redelivered');
+    return { note: `receiver got ${hooks.length} deliveries, one webhook-id` };
+  });
+
+  await step('redeliver an endpoint delivery', async () => {
+    // The forced run of the job step notified the endpoint (document.processed).
+    await waitFor('the endpoint delivery', async () => at('/endpoint').length >= 1, 30000);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: endpointURL }).click();
+    const row = page.locator('tr[data-notification]').first();
+    await row.locator('[data-status="delivered"]').waitFor();
+    const first = at('/endpoint').length;
+    await row.getByRole('button', { name: /^Redeliver/ }).click();
+    await waitFor('the endpoint redelivery', async () => at('/endpoint').length > first, 30000);
+    const got = at('/endpoint');
+    if (got.at(-1).id !== got[0].id || !got[0].body.includes('document.processed')) throw new Error('unexpected redelivery ' + JSON.stringify(got.at(-1)));
+    await shot('07-endpoint-redelivered');
+    return { note: `endpoint got ${got.length} deliveries of ${JSON.parse(got[0].body).type}` };
   });
 
   await step('health and projection lag', async () => {

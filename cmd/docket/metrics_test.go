@@ -14,25 +14,58 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// scrape reads /metrics and parses it with Prometheus' own text parser.
+// scrape reads the node's /metrics.
 func (tn *testNode) scrape() map[string]*dto.MetricFamily {
 	tn.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, tn.url("/metrics"), nil)
+	return scrapeURL(tn.t, tn.url("/metrics"))
+}
+
+// scrapeURL reads a metrics page and parses it with Prometheus' own text
+// parser.
+func scrapeURL(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/plain")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		tn.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		tn.t.Fatalf("GET /metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	var p expfmt.TextParser
 	fams, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		tn.t.Fatalf("parse /metrics: %v", err)
+		t.Fatalf("parse %s: %v", url, err)
 	}
 	return fams
+}
+
+// checkWorkerMetrics checks a worker-only node's metrics after it processed
+// n documents: its runs and appends are there, and nothing that needs views.
+func checkWorkerMetrics(t *testing.T, url string, n float64) {
+	t.Helper()
+	fams := scrapeURL(t, url)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"docket_processing_duration_seconds", map[string]string{"outcome": "succeeded"}},
+		{"docket_events_appended_total", map[string]string{"type": "DocumentSucceeded"}},
+	} {
+		if v, _ := metricValue(fams, c.name, c.labels); v != n {
+			t.Errorf("worker %s%v = %v, want %v", c.name, c.labels, v, n)
+		}
+	}
+	if v, _ := metricValue(fams, "docket_broker_up", nil); v != 1 {
+		t.Errorf("worker docket_broker_up = %v", v)
+	}
+	for _, name := range []string{"docket_documents", "docket_projection_lag", "docket_http_requests_total"} {
+		if _, found := metricValue(fams, name, nil); found {
+			t.Errorf("worker-only node reports %s", name)
+		}
+	}
 }
 
 // metricValue sums the samples of a family whose labels include want

@@ -28,17 +28,18 @@ import (
 // node is one running docket process: broker (when embedded), views,
 // duties, worker and HTTP API.
 type node struct {
-	cfg      Config
-	log      zerolog.Logger
-	broker   *eventstore.Embedded
-	store    *eventstore.Store
-	views    *projections.Views
-	blobs    blobstore.Store
-	http     *http.Server
-	httpAddr string
-	metrics  *metrics.Metrics
-	extra    []*http.Server  // the --metrics-listen server
-	startEnd map[int32]int64 // log end offsets at start: ready once applied
+	cfg         Config
+	log         zerolog.Logger
+	broker      *eventstore.Embedded
+	store       *eventstore.Store
+	views       *projections.Views
+	blobs       blobstore.Store
+	http        *http.Server
+	httpAddr    string
+	metrics     *metrics.Metrics
+	extra       []*http.Server  // the --metrics-listen server
+	metricsAddr string          // its bound address
+	startEnd    map[int32]int64 // log end offsets at start: ready once applied
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup

@@ -22,6 +22,7 @@ func (n *node) serveMetrics() error {
 	mux.Handle("GET /metrics", n.metrics.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.extra = append(n.extra, srv)
+	n.metricsAddr = ln.Addr().String()
 	n.goRun("metrics", func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

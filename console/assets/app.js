@@ -389,7 +389,7 @@ async function loadTimeline(signal, path, box) {
     } while (cursor && items.length < 2000 && !signal.aborted);
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
-      fill(box, h('p', { class: 'notice', id: 'history-unavailable' }, 'History unavailable on this server.'));
+      fill(box, h('p', { class: 'notice', id: 'history-unavailable' }, 'History unavailable.'));
       return;
     }
     fill(box, errorBox(err));

@@ -192,7 +192,13 @@ try {
     await page.getByRole('button', { name: 'Open', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Job' }).waitFor();
     await page.locator('#job [data-status="completed"]').first().waitFor({ timeout: 60000 });
+    const timeline = await Promise.race([
+      page.locator('#timeline').waitFor().then(() => true),
+      page.locator('#history-unavailable').waitFor().then(() => false),
+    ]);
+    if (timeline) await page.locator('#timeline li[data-event="JobCreated"]').first().waitFor();
     await shot('05-job');
+    return { note: timeline ? 'job timeline shows JobCreated' : 'job history endpoint absent: "History unavailable"' };
   });
 
   await step('a stalled job is highlighted', async () => {

@@ -275,8 +275,10 @@ async function batchPage(signal, name) {
     }, Math.max(100, lastRefresh + 1000 - Date.now()));
   };
   upload.addEventListener('uploaded', refreshDocs);
-  let lastStatus = '';
+  let lastStatus = '', lastDelivery = null;
   const showBatch = b => {
+    // Stream states carry no last_delivery (only GET does): keep the last seen.
+    if (b.last_delivery) lastDelivery = b.last_delivery; else b.last_delivery = lastDelivery;
     fill(summary,
       h('p', {}, 'Status ', badge(b.status), b.all_done ? ' · all done' : ''),
       facts([

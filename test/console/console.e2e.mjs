@@ -112,6 +112,10 @@ try {
   let docId = '';
   await step('sign in', async () => {
     await page.goto(base + '/console');
+    // A wrong key is refused, and the page says so.
+    await page.getByLabel('API key').fill('dk_not_a_key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('refused').waitFor();
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Batches' }).waitFor();

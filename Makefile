@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/docket
 PKGS    := ./...
 
-.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz
+.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz test-console
 
 all: build
 
@@ -63,6 +63,11 @@ s3-stop:
 
 test-s3:
 	GO=$(GO) scripts/s3/s3.sh test ./blobstore/
+
+# The operator console in Debian's Chromium, driven by playwright-core;
+# screenshots in out/screenshots/.
+test-console:
+	GO=$(GO) scripts/console-e2e.sh
 
 # Every Go fuzz target, briefly (FUZZTIME per target, default 10s), after
 # its seed corpus; `make fuzz FUZZTIME=10m` for a real session.

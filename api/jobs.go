@@ -87,6 +87,7 @@ func (s *Server) processDocuments(w http.ResponseWriter, r *http.Request) {
 			return result{}, err
 		}
 		jobID := eventstore.NewID("job_")
+		annotate(r, "job", jobID)
 		events := []domain.Event{&domain.JobCreated{Meta: s.meta(r), JobID: jobID, Kind: domain.JobPreprocess, DocumentIDs: req.DocumentIDs, Force: req.Force}}
 		// A forced run reopens every finished preprocess job covering the
 		// document, so those jobs follow the new run too.
@@ -168,6 +169,7 @@ func (s *Server) resolveJob(r *http.Request) (Handle, domain.Job, domain.Documen
 	if err != nil {
 		return h, domain.Job{}, domain.Document{}, ErrBadHandle
 	}
+	annotate(r, "job", h.Subject)
 	switch h.Kind {
 	case HandleKindBatchPreprocess, HandleKindExtraction:
 		j, err := s.views.Job(org, h.Subject)

@@ -74,12 +74,17 @@ func (s *Server) requestContext(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", rid)
 		l := s.log.With().Str("request_id", rid).Logger()
+		st := &reqState{route: "unmatched", noted: map[string]string{}}
 		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, rid), keyLogger, &l)
+		ctx = context.WithValue(ctx, keyRoute{}, st)
 		sw := &statusWriter{ResponseWriter: w}
 		start := time.Now()
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		l.Info().Str("method", r.Method).Str("path", r.URL.Path).Int("status", sw.status).
-			Str("org", orgOf(r.WithContext(ctx))).Dur("took", time.Since(start)).Msg("request")
+		took := time.Since(start)
+		// l carries the fields handlers added (org, document, job).
+		l.Info().Str("method", r.Method).Str("path", r.URL.Path).Str("route", st.route).Int("status", sw.status).
+			Dur("took", took).Msg("request")
+		s.observeRequest(st.route, r.Method, sw.status, took)
 	})
 }
 
@@ -118,8 +123,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		ctx := context.WithValue(r.Context(), keyOrg, key.OrgID)
 		ctx = context.WithValue(ctx, keyActor, "key:"+key.ID)
-		l := logger(r).With().Str("org", key.OrgID).Logger()
-		ctx = context.WithValue(ctx, keyLogger, &l)
+		annotate(r, "org", key.OrgID)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -31,6 +31,9 @@ var routeTable = []string{
 	"GET /healthz",
 	"GET /readyz",
 	"GET /openapi.json",
+	"GET /metrics",
+	"GET /console",
+	"GET /console/{asset}",
 	"GET /v1/batches",
 	"GET /v1/batches/{batch_name}",
 	"DELETE /v1/batches/{batch_name}",
@@ -233,7 +236,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	concrete := strings.NewReplacer("{batch_name}", "march-2026", "{id}", "doc_06h3d3c0zfxwg3nfeh2sqq1am4",
 		"{jobId}", "job_AQJrMXAAAAAAazeeSB5qb2JfMDZoM2RndzFlY3lqc2t5ZjhxbXp5dmtlZ21-A2gTRtPyNxAF-LkSx8gn",
 		"{sessionId}", "ses_AQJrMXMAAAAAazeeUB5zZXNfMDZoM2RneDNnejZiY3Z2dDViYWs1MHBnYzgupSOV2xhuM7Ak_37rc_zW",
-		"{notification_id}", "msg_07fac54f644ea41624686f4862", "{name}", "DocumentUploaded")
+		"{notification_id}", "msg_07fac54f644ea41624686f4862", "{name}", "DocumentUploaded", "{asset}", "app.js")
 	// routed reports whether the router found a handler: every /v1 route
 	// answers 401 to an unauthenticated request before touching the (nil)
 	// views, the others answer 200; the router itself answers 404 or 405.
@@ -422,6 +425,15 @@ func TestOpenAPIOperations(t *testing.T) {
 				}
 				if len(obj(t, resp["content"], name)) != 1 {
 					t.Errorf("%s 200: content other than text/event-stream", name)
+				}
+				continue
+			}
+			if status == http.StatusOK && (path == "/metrics" || strings.HasPrefix(path, "/console")) {
+				// Text for Prometheus and the console's files, not JSON.
+				for media, v := range obj(t, resp["content"], name+" 200 content") {
+					if media == "application/json" || obj(t, obj(t, v, name)["schema"], name)["type"] != "string" {
+						t.Errorf("%s 200: %s is not a text body", name, media)
+					}
 				}
 				continue
 			}

@@ -59,6 +59,7 @@ func (s *Server) limitedBy(l *limiter, h http.HandlerFunc) http.HandlerFunc {
 		hd.Set("RateLimit-Policy", strconv.Itoa(l.limit)+";w="+strconv.Itoa(int(l.window.Seconds())))
 		if !ok {
 			hd.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retry.Seconds())))))
+			s.observeRateLimited(l)
 			writeError(w, r, ErrRateLimited)
 			return
 		}

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -39,9 +38,16 @@ type Config struct {
 	// WebhookAllowPrivate and WebhookAllowLoopback relax the registration
 	// check of webhook URLs (delivery checks again). Default false.
 	WebhookAllowPrivate, WebhookAllowLoopback bool
+	// ReadyMaxLag is how many events the views may trail the log on any
+	// partition before /readyz answers 503. Default 10000.
+	ReadyMaxLag int64
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
 	PageSize int
+	// Observer counts requests and rate-limit rejections. Default: none.
+	Observer Observer
+	// Metrics serves GET /metrics. Default: none (404).
+	Metrics http.Handler
 }
 
 // MaxPageSize caps the limit parameter of every listing.
@@ -60,6 +66,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WriteWait == 0 {
 		c.WriteWait = 10 * time.Second
+	}
+	if c.ReadyMaxLag == 0 {
+		c.ReadyMaxLag = 10000
 	}
 	if c.PageSize == 0 {
 		c.PageSize = 50
@@ -116,6 +125,10 @@ func (s *Server) Handler() http.Handler {
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.HandleFunc("/openapi.json", serveOpenAPI).Methods(http.MethodGet)
+	r.HandleFunc("/metrics", s.metricsHandler).Methods(http.MethodGet)
+	r.HandleFunc("/console", s.serveConsole).Methods(http.MethodGet)
+	r.HandleFunc("/console/{asset}", s.serveConsole).Methods(http.MethodGet)
+	r.Use(nameRoute)
 
 	// The /v1 routes live on the main router, each behind authenticate: in
 	// a mux subrouter the inherited /v1 prefix matcher of a later route
@@ -156,27 +169,11 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodGet, "/jobs/{jobId}/history", s.jobHistory)
 	r.HandleFunc("/v1/schemas", serveSchemas).Methods(http.MethodGet)
 	r.HandleFunc("/v1/schemas/{name}", serveSchema).Methods(http.MethodGet)
-	return s.recoverer(s.requestContext(r))
+	// The recoverer sits inside requestContext, so a panic's 500 is logged
+	// and counted like any answer.
+	return s.requestContext(s.recoverer(r))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
-
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	// The applied offsets let operators (and the cluster tests) see when two
-	// API nodes have applied the same log prefix and must answer alike.
-	applied := map[string]int64{}
-	if s.views != nil {
-		for p, o := range s.views.Offsets() {
-			applied[strconv.Itoa(int(p))] = o
-		}
-	}
-	if s.ready != nil {
-		if err := s.ready(r.Context()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not_ready", "reason": err.Error(), "applied": applied})
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "applied": applied})
 }

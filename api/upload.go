@@ -182,6 +182,7 @@ func (s *Server) uploadToBatch(w http.ResponseWriter, r *http.Request) {
 			Meta: s.meta(r), DocumentID: eventstore.NewID("doc_"), BatchName: &name, FileName: up.fileName,
 			ContentType: up.contentType, Size: up.blob.Size, BlobKey: up.blob.Key, Reference: optional(up.reference),
 		}
+		annotate(r, "document", ev.DocumentID)
 		pos, err := s.store.Append(r.Context(), ev)
 		if err != nil {
 			return result{}, err
@@ -211,6 +212,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request) {
 			Meta: s.meta(r), DocumentID: eventstore.NewID("doc_"), FileName: up.fileName,
 			ContentType: up.contentType, Size: up.blob.Size, BlobKey: up.blob.Key, Reference: optional(up.reference),
 		}
+		annotate(r, "document", ev.DocumentID)
 		if err := s.appendAccepted(r.Context(), ev); err != nil {
 			return result{}, err
 		}

@@ -21,6 +21,7 @@ type config struct {
 	clientID    string
 	noCreate    bool
 	registry    string
+	onAppend    func(eventType string)
 }
 
 func defaults() config {
@@ -83,3 +84,7 @@ func ReadOnly() Opt { return func(c *config) { c.noCreate = true } }
 // encoding, so a topic can be migrated. Default "": single-object encoding,
 // no registry.
 func SchemaRegistry(url string) Opt { return func(c *config) { c.registry = url } }
+
+// OnAppend calls fn with the type of every event once its append is
+// acknowledged (metrics count appends with it). Default: none.
+func OnAppend(fn func(eventType string)) Opt { return func(c *config) { c.onAppend = fn } }

@@ -195,6 +195,11 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 			}
 			pos[i] = Position{Partition: r.Partition, Offset: r.Offset}
 		}
+		for _, e := range events {
+			if s.cfg.onAppend != nil {
+				s.cfg.onAppend(e.Type())
+			}
+		}
 		return pos, nil
 	}
 }

@@ -77,6 +77,9 @@ func (p batchProjection) deleteBatch(tx *Tx, ev *domain.BatchDeleted) error {
 		if err := tx.put(docKey(org, id), after); err != nil {
 			return err
 		}
+		if err := (phaseProjection{}).track(tx, d, after); err != nil {
+			return err
+		}
 	}
 	for _, k := range keys {
 		if err := tx.del(k); err != nil {

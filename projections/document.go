@@ -32,6 +32,9 @@ func (p documentProjection) apply(tx *Tx) error {
 	if err := tx.put(docKey(org, id), after); err != nil {
 		return err
 	}
+	if err := (phaseProjection{}).track(tx, before, after); err != nil {
+		return err
+	}
 	tx.doc = &after
 	if err := p.batches.track(tx, before, after); err != nil {
 		return err

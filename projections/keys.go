@@ -22,6 +22,7 @@ import (
 //	h/<kind>/<org>/<id>/<pos>         history index (history.go)
 //	he/<pos>                          an indexed event (history.go)
 //	meta/history                      the views have indexed history since offset 0
+//	ph/<status>                       documents per status (every org), u64
 const (
 	prefixOffset = "o/"
 )

@@ -30,7 +30,8 @@ type Tx struct {
 func (tx *Tx) noop(err error) {
 	tx.refused = true
 	tx.views.noops.Add(1)
-	tx.views.log.Debug().Err(err).Str("type", tx.rec.Event.Type()).
+	tx.views.log.Debug().Err(err).Str("type", tx.rec.Event.Type()).Str("org", tx.rec.Event.Header().OrgID).
+		Str("document", domain.DocumentIDOf(tx.rec.Event)).
 		Int32("partition", tx.rec.Partition).Int64("offset", tx.rec.Offset).Msg("recorded no-op")
 }
 

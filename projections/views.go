@@ -77,6 +77,9 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	})
 	if err == nil {
 		v.applied, err = v.ensureHistory(v.applied)
+		if err == nil {
+			err = backfillPhases(db)
+		}
 	}
 	if err != nil {
 		db.Close()

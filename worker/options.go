@@ -18,6 +18,7 @@ type config struct {
 	log         zerolog.Logger
 	hold        <-chan struct{}
 	afterClaim  func(ctx context.Context, item eventstore.WorkItem)
+	observe     func(phase, outcome string, took time.Duration)
 }
 
 // Option configures a Worker.
@@ -52,4 +53,11 @@ func Hold(ch <-chan struct{}) Option { return func(c *config) { c.hold = ch } }
 // hung or died. Default nil: no call.
 func AfterClaim(fn func(ctx context.Context, item eventstore.WorkItem)) Option {
 	return func(c *config) { c.afterClaim = fn }
+}
+
+// Observe calls fn after every processing run with the work item's phase,
+// the outcome (succeeded, failed or canceled) and how long the work took
+// (metrics build the processing latency histogram from it). Default: none.
+func Observe(fn func(phase, outcome string, took time.Duration)) Option {
+	return func(c *config) { c.observe = fn }
 }

@@ -167,6 +167,7 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 	if w.cfg.afterClaim != nil {
 		w.cfg.afterClaim(ctx, item)
 	}
+	began := time.Now()
 	results, err := w.run(runCtx, item, claim, meta)
 	if ctx.Err() != nil {
 		// Shutting down: leave the item uncommitted so that the next owner
@@ -194,6 +195,7 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 			Code: code, Message: err.Error(), Retryable: code == extract.CodeTimeout || code == extract.CodeInternal,
 		})
 	}
+	w.observe(&log, item.Phase, results, time.Since(began))
 	appended := w.store.AppendAsync(ctx, results...)
 	return func() error {
 		_, cerr := claimed()

@@ -100,6 +100,13 @@ type Config struct {
 	// first being the first attempt's delay. Default
 	// "0s,5s,5m,30m,2h,5h,10h,10h" (with ±10 % jitter per wait).
 	WebhookSchedule string
+	// ReadyMaxLag is how many events the views may trail the log on any
+	// partition before /readyz answers 503. Default 10000.
+	ReadyMaxLag int
+	// MetricsListen, when set, serves /metrics on its own address too (a
+	// worker-only node has no API listener). Default "": /metrics only on
+	// --listen.
+	MetricsListen string
 	// LogFormat is "json" or "console". Default "json".
 	LogFormat string
 	// LogLevel is a zerolog level name. Default "info".
@@ -155,6 +162,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxUpload < 1 {
 		errs = append(errs, errors.New("--max-upload must be positive"))
+	}
+	if c.ReadyMaxLag < 0 {
+		errs = append(errs, errors.New("--ready-max-lag must not be negative"))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, errors.New("--log-format must be json or console"))
@@ -295,6 +305,8 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhooks to private, link-local and metadata addresses")
 	boolean(&c.WebhookAllowLoopback, "webhook-allow-loopback", false, "allow webhooks to loopback addresses (local trials)")
 	str(&c.WebhookSchedule, "webhook-schedule", "0s,5s,5m,30m,2h,5h,10h,10h", "webhook attempt delays, comma-separated")
+	integer(&c.ReadyMaxLag, "ready-max-lag", 10000, "events the views may trail the log on a partition before /readyz answers 503")
+	str(&c.MetricsListen, "metrics-listen", "", "extra address serving /metrics (default: only on --listen)")
 	str(&c.LogFormat, "log-format", "json", "json or console")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 }
@@ -309,7 +321,7 @@ func env(name, def string) string {
 
 func (c *Config) apiConfig(handles *api.Signer) api.Config {
 	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, Handles: handles, StallAfter: c.StallAfter,
-		WebhookAllowPrivate: c.WebhookAllowPrivate, WebhookAllowLoopback: c.WebhookAllowLoopback}
+		WebhookAllowPrivate: c.WebhookAllowPrivate, WebhookAllowLoopback: c.WebhookAllowLoopback, ReadyMaxLag: int64(c.ReadyMaxLag)}
 }
 
 // signer builds the handle signer from --handle-keys, or from a key kept in

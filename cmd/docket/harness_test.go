@@ -39,6 +39,20 @@ type nodeOpt func(*Config)
 // org's API key. The node is closed when the test ends.
 func setup(t *testing.T, opts ...nodeOpt) *testNode {
 	t.Helper()
+	cfg := testConfig(t)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	tn := &testNode{t: t, cfg: cfg}
+	tn.start()
+	t.Cleanup(tn.stop)
+	return tn
+}
+
+// testConfig is a node's configuration with a data dir, topics and groups
+// of its own.
+func testConfig(t *testing.T) Config {
+	t.Helper()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	cfg := Config{
@@ -56,13 +70,7 @@ func setup(t *testing.T, opts ...nodeOpt) *testNode {
 			cfg.S3Region = r
 		}
 	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	tn := &testNode{t: t, cfg: cfg}
-	tn.start()
-	t.Cleanup(tn.stop)
-	return tn
+	return cfg
 }
 
 func (tn *testNode) start() {

@@ -19,6 +19,7 @@ import (
 	"github.com/docket/docket/blobstore"
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/metrics"
 	"github.com/docket/docket/projections"
 	"github.com/docket/docket/webhook"
 	"github.com/docket/docket/worker"
@@ -27,15 +28,18 @@ import (
 // node is one running docket process: broker (when embedded), views,
 // duties, worker and HTTP API.
 type node struct {
-	cfg      Config
-	log      zerolog.Logger
-	broker   *eventstore.Embedded
-	store    *eventstore.Store
-	views    *projections.Views
-	blobs    blobstore.Store
-	http     *http.Server
-	httpAddr string
-	startEnd map[int32]int64 // log end offsets at start: ready once applied
+	cfg         Config
+	log         zerolog.Logger
+	broker      *eventstore.Embedded
+	store       *eventstore.Store
+	views       *projections.Views
+	blobs       blobstore.Store
+	http        *http.Server
+	httpAddr    string
+	metrics     *metrics.Metrics
+	extra       []*http.Server  // the --metrics-listen server
+	metricsAddr string          // its bound address
+	startEnd    map[int32]int64 // log end offsets at start: ready once applied
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -58,7 +62,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	started := &node{cfg: cfg, log: log}
+	started := &node{cfg: cfg, log: log, metrics: metrics.New()}
 	n = started
 	defer func() {
 		if err != nil {
@@ -85,7 +89,8 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	defer cancel()
 	n.store, err = eventstore.Open(openCtx, seeds, eventstore.Prefix(cfg.TopicPrefix), eventstore.Partitions(int32(cfg.Partitions)),
 		eventstore.ReplicationFactor(int16(cfg.ReplicationFactor)), eventstore.MinInsyncReplicas(cfg.MinInsyncReplicas), eventstore.Logger(log),
-		eventstore.SchemaRegistry(cfg.SchemaRegistryURL))
+		eventstore.SchemaRegistry(cfg.SchemaRegistryURL),
+		eventstore.OnAppend(n.metrics.Appended))
 	if err != nil {
 		return nil, err
 	}
@@ -97,10 +102,11 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	runCtx, stop := context.WithCancel(context.Background())
 	n.cancel = stop
 	if roles[roleProjections] {
-		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log)}, viewOpts...)...)
+		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log), projections.OnApplied(n.metrics.Applied)}, viewOpts...)...)
 		if err != nil {
 			return nil, err
 		}
+		n.metrics.Watch(n.views, n.store)
 		if n.startEnd, err = n.store.EndOffsets(openCtx); err != nil {
 			return nil, err
 		}
@@ -118,14 +124,21 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		if err != nil {
 			return nil, err
 		}
-		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client, handles, handleTTL}, Schedule: schedule, Log: log}
+		dl := &projections.Delivery{Store: n.store, Views: n.views, Owned: d.Owned, Post: poster{client: client, handles: handles, ttl: handleTTL, observe: n.metrics.WebhookAttempt, log: log}, Schedule: schedule, Log: log}
 		n.goRun("webhooks", func() error { return dl.Run(runCtx) })
 	}
 	if roles[roleWorker] {
 		w := worker.New(n.store, n.blobs,
 			worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
-			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim))
+			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim),
+			worker.Observe(n.metrics.Processed))
 		n.goRun("worker", func() error { return w.Run(runCtx) })
+	}
+	if n.views == nil {
+		n.metrics.Watch(nil, n.store)
+	}
+	if err := n.serveMetrics(); err != nil {
+		return nil, err
 	}
 	if !roles[roleAPI] {
 		log.Info().Str("roles", cfg.Roles).Msg("docket node running without HTTP API")
@@ -138,7 +151,9 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(cfg.apiConfig(handles), n.views, n.store, n.blobs, log, n.ready)
+	apiCfg := cfg.apiConfig(handles)
+	apiCfg.Observer, apiCfg.Metrics = n.metrics, n.metrics.Handler()
+	srv, err := api.New(apiCfg, n.views, n.store, n.blobs, log, n.ready)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +283,9 @@ func newAPIKey(orgID, label string) (string, *domain.ApiKeyIssued) {
 
 // close stops everything in reverse order of start.
 func (n *node) close() {
+	for _, s := range n.extra {
+		_ = s.Close()
+	}
 	if n.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = n.http.Shutdown(ctx)

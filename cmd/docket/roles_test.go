@@ -24,6 +24,7 @@ func TestRolesSplitAcrossNodes(t *testing.T) {
 	wcfg := api.cfg
 	wcfg.Roles, wcfg.DataDir, wcfg.Listen = "worker", t.TempDir(), "127.0.0.1:0"
 	wcfg.KafkaBrokers = strings.Join(api.n.store.Seeds(), ",")
+	wcfg.MetricsListen = "127.0.0.1:0"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w, err := startNode(ctx, wcfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
@@ -50,6 +51,8 @@ func TestRolesSplitAcrossNodes(t *testing.T) {
 	if b.Counts["succeeded"] != 3 {
 		t.Fatalf("batch = %+v", b)
 	}
+	// The worker-only node is scraped on --metrics-listen.
+	checkWorkerMetrics(t, "http://"+w.metricsAddr+"/metrics", 3)
 }
 
 func TestRolesValidation(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/docket/docket/api"
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/projections"
@@ -17,6 +19,8 @@ type poster struct {
 	client  *webhook.Client
 	handles *api.Signer
 	ttl     time.Duration
+	observe func(outcome string) // counts attempts (metrics); may be nil
+	log     zerolog.Logger
 }
 
 func (p poster) Post(ctx context.Context, n domain.Notification) projections.PostResult {
@@ -30,6 +34,27 @@ func (p poster) Post(ctx context.Context, n domain.Notification) projections.Pos
 	}
 	h := webhook.Headers(n.ID, time.Now(), body, secret)
 	res := p.client.Deliver(ctx, n.URL, h, body)
+	if p.observe != nil {
+		p.observe(res.Outcome.String())
+	}
+	// The URL is not logged: receivers put tokens in them.
+	l := p.log.Info()
+	if res.Err != nil {
+		l = p.log.Warn().Err(res.Err)
+	}
+	l = l.Str("org", n.OrgID).Str("notification", n.ID).Str("event", n.EventType)
+	if n.Endpoint {
+		l = l.Str("endpoint", n.Target)
+	} else {
+		l = l.Str("batch", n.Target)
+	}
+	if n.DocumentID != "" {
+		l = l.Str("document", n.DocumentID)
+	}
+	if n.JobID != "" {
+		l = l.Str("job", n.JobID)
+	}
+	l.Int("attempt", n.Attempts+1).Int("status", res.Status).Str("outcome", res.Outcome.String()).Dur("took", res.Latency).Msg("webhook attempt")
 	return projections.PostResult{Status: res.Status, Latency: res.Latency, RetryAfter: res.RetryAfter, Outcome: res.Outcome.String(), Err: res.Err}
 }
 

@@ -123,6 +123,7 @@ func TestCorpus(t *testing.T) {
 		t.Fatalf("no expected files in %s: %v", corpusDir, err)
 	}
 	var all, textual tally
+	ocrOK := toolsOnPath().canRasterise()
 	for _, ef := range files {
 		raw, err := os.ReadFile(ef)
 		if err != nil {
@@ -177,15 +178,16 @@ func TestCorpus(t *testing.T) {
 		if ext == ".pdf" && exp.Outcome == "succeeded" && d.pagesOK != 1 {
 			t.Errorf("%s: pages %v, want %d", exp.File, doc, exp.NumPages)
 		}
-		// Scans need OCR, which this package does not have yet; every other
+		// Scans need OCR; without Tesseract they must say so. Every other
 		// document must end the way the corpus says.
-		if !image && d.outcomeOK != 1 {
+		if image && !ocrOK {
+			if Code(xerr) != CodeOCRUnavailable {
+				t.Errorf("%s: error %v, want %s", exp.File, xerr, CodeOCRUnavailable)
+			}
+		} else if d.outcomeOK != 1 {
 			t.Errorf("%s: outcome %s (%v), want %s", exp.File, outcome, xerr, exp.Outcome)
 		}
-		if image && Code(xerr) != CodeOCRUnavailable {
-			t.Errorf("%s: error %v, want %s", exp.File, xerr, CodeOCRUnavailable)
-		}
-		if exp.Outcome == "succeeded" && !image && exp.Currency != nil && inv != nil && inv.Currency != *exp.Currency {
+		if exp.Outcome == "succeeded" && exp.Currency != nil && inv != nil && inv.Currency != *exp.Currency {
 			t.Errorf("%s: currency %q, want %q", exp.File, inv.Currency, *exp.Currency)
 		}
 		t.Logf("%-45s outcome=%-9s code=%-17s pages=%d items %d/%d matched, %d predicted", exp.File, outcome, Code(xerr), pagesOf(doc), d.matched, d.expected, d.predicted)
@@ -194,6 +196,12 @@ func TestCorpus(t *testing.T) {
 				t.Logf("    got  %+v", it)
 			}
 		}
+	}
+	// The targets; the corpus is small, so a regression of one item
+	// shows.
+	if p, r, f := all.prf(); ocrOK && (f < 0.95 || all.pagesOK != all.pagesN || all.outcomeOK != all.outcomeN) {
+		t.Errorf("corpus: precision %.3f recall %.3f F1 %.3f, pages %d/%d, outcomes %d/%d; want F1 >= 0.95 and all pages and outcomes right",
+			p, r, f, all.pagesOK, all.pagesN, all.outcomeOK, all.outcomeN)
 	}
 	for _, s := range []struct {
 		name string

@@ -3,8 +3,6 @@ package extract
 import (
 	"bytes"
 	"encoding/csv"
-	"image/jpeg"
-	"image/png"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -160,22 +158,4 @@ func csvDelimiter(text string) rune {
 		}
 	}
 	return best
-}
-
-// checkImage rejects images whose header cannot be decoded, so that a
-// broken upload is reported as corrupt rather than waiting for OCR.
-func checkImage(ct string, data []byte) error {
-	var err error
-	switch ct {
-	case ctPNG:
-		_, err = png.DecodeConfig(bytes.NewReader(data))
-	case ctJPEG:
-		_, err = jpeg.DecodeConfig(bytes.NewReader(data))
-	default:
-		return nil
-	}
-	if err != nil {
-		return newError(CodeCorruptDocument, err, "%s header is unreadable", ct)
-	}
-	return nil
 }

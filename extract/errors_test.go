@@ -84,7 +84,8 @@ func TestErrorCodes(t *testing.T) {
 		{"unknown binary", ctx, []byte{0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0}, nil, CodeUnsupportedFormat},
 		{"zip", ctx, []byte("PK\x03\x04\x14\x00\x00\x00\x08\x00"), nil, CodeUnsupportedFormat},
 		{"broken png", ctx, []byte("\x89PNG\r\n\x1a\nnot really"), nil, CodeCorruptDocument},
-		{"pdf without text", ctx, buildPDF("0 0 m 100 100 l S"), nil, CodeOCRUnavailable},
+		{"pdf without text, no OCR", ctx, buildPDF("0 0 m 100 100 l S"), []Option{Tesseract("")}, CodeOCRUnavailable},
+		{"pdf without text, no poppler", ctx, buildPDF("0 0 m 100 100 l S"), []Option{Poppler("")}, CodeOCRUnavailable},
 		{"too many pages", ctx, buildPDF(textOp(1, 1, "a"), textOp(1, 1, "b"), textOp(1, 1, "c")), []Option{MaxPages(2)}, CodeTooManyPages},
 		{"canceled", canceled, []byte("hello"), nil, CodeTimeout},
 		// "1 begin" makes the PDF library's content interpreter panic.
@@ -138,7 +139,7 @@ func TestCorpusFailures(t *testing.T) {
 }
 
 func TestImagesNeedOCR(t *testing.T) {
-	doc, err := Preprocess(context.Background(), tinyPNG(t), "scan.pdf")
+	doc, err := Preprocess(context.Background(), tinyPNG(t), "scan.pdf", Tesseract(""))
 	if Code(err) != CodeOCRUnavailable || doc == nil || doc.ContentType != ctPNG || doc.Pages != 1 {
 		t.Errorf("png: %+v, %v", doc, err)
 	}

@@ -52,46 +52,45 @@ func removeRules(g *image.Gray, minRun int) {
 		}
 		return n
 	}
-	for y := 0; y < h; y++ {
-		run := 0
-		for x := 0; x <= w; x++ {
-			if x < w && dark(x, y) {
-				run++
-				continue
+	// One pass along rows (dx=1) and one along columns (dy=1): a pixel of
+	// a long, thin run is masked with its neighbours across the run.
+	scan := func(dx, dy int) {
+		lines, length := h, w
+		if dy == 1 {
+			lines, length = w, h
+		}
+		at := func(line, i int) (int, int) {
+			if dy == 1 {
+				return line, i
 			}
-			if run >= minRun {
-				for xx := x - run; xx < x; xx++ {
-					if thickness(xx, y, 0, 1) > maxThick {
+			return i, line
+		}
+		for line := 0; line < lines; line++ {
+			run := 0
+			for i := 0; i <= length; i++ {
+				if i < length {
+					if x, y := at(line, i); dark(x, y) {
+						run++
 						continue
 					}
-					for yy := max(0, y-1); yy <= min(h-1, y+1); yy++ {
-						mask[yy*w+xx] = true
-					}
 				}
-			}
-			run = 0
-		}
-	}
-	for x := 0; x < w; x++ {
-		run := 0
-		for y := 0; y <= h; y++ {
-			if y < h && dark(x, y) {
-				run++
-				continue
-			}
-			if run >= minRun {
-				for yy := y - run; yy < y; yy++ {
-					if thickness(x, yy, 1, 0) > maxThick {
+				for j := i - run; run >= minRun && j < i; j++ {
+					x, y := at(line, j)
+					if thickness(x, y, dy, dx) > maxThick {
 						continue
 					}
-					for xx := max(0, x-1); xx <= min(w-1, x+1); xx++ {
-						mask[yy*w+xx] = true
+					for k := -1; k <= 1; k++ {
+						if xx, yy := x+k*dy, y+k*dx; xx >= 0 && yy >= 0 && xx < w && yy < h {
+							mask[yy*w+xx] = true
+						}
 					}
 				}
+				run = 0
 			}
-			run = 0
 		}
 	}
+	scan(1, 0)
+	scan(0, 1)
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			if mask[y*w+x] {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -87,7 +89,10 @@ type toolError struct {
 	err          error
 }
 
-func (e *toolError) Error() string { return e.name + ": " + e.err.Error() + ": " + e.stderr }
+func (e *toolError) Error() string {
+	first, _, _ := strings.Cut(strings.TrimSpace(e.stderr), "\n")
+	return filepath.Base(e.name) + ": " + e.err.Error() + ": " + first
+}
 func (e *toolError) Unwrap() error { return e.err }
 
 type limitedBuffer struct {

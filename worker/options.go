@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/extract"
 )
 
 type config struct {
@@ -18,6 +19,8 @@ type config struct {
 	log         zerolog.Logger
 	hold        <-chan struct{}
 	afterClaim  func(ctx context.Context, item eventstore.WorkItem)
+	extractor   extract.Extractor
+	extractOpts []extract.Option
 }
 
 // Option configures a Worker.
@@ -52,4 +55,14 @@ func Hold(ch <-chan struct{}) Option { return func(c *config) { c.hold = ch } }
 // hung or died. Default nil: no call.
 func AfterClaim(fn func(ctx context.Context, item eventstore.WorkItem)) Option {
 	return func(c *config) { c.afterClaim = fn }
+}
+
+// Extractor sets what finds the line items after preprocessing, for example
+// an extract.Remote. Default extract.BuiltIn().
+func Extractor(e extract.Extractor) Option { return func(c *config) { c.extractor = e } }
+
+// ExtractOptions are passed to extract.Preprocess after the page limit
+// (OCR languages, tool paths). Default none.
+func ExtractOptions(opts ...extract.Option) Option {
+	return func(c *config) { c.extractOpts = append(c.extractOpts, opts...) }
 }

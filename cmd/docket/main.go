@@ -4,6 +4,8 @@
 //	docket orgs create N   create an organisation and print its API key
 //	docket bench           drive the full lifecycle and print throughput and latency
 //	docket health          probe a node's /readyz (for container health checks)
+//	docket extract FILE    print a document's line items as JSON (exit 1 with an error object)
+//	docket eval DIR        score extraction over DIR's *.expected.json (the corpus rule)
 package main
 
 import (
@@ -24,6 +26,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var st exitStatus
+		if errors.As(err, &st) {
+			os.Exit(int(st))
+		}
 		fmt.Fprintln(os.Stderr, "docket:", err)
 		os.Exit(2)
 	}
@@ -31,7 +37,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError("docket serve|orgs|bench|health [flags]")
+		return usageError("docket serve|orgs|bench|health|extract|eval [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -42,8 +48,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return bench(ctx, args[1:], stdout, stderr)
 	case "health":
 		return health(ctx, args[1:], stdout, stderr)
+	case "extract":
+		return runExtract(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return runEval(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health [flags]; docket CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health|extract FILE|eval DIR [flags]; docket CMD -h for flags")
 		return nil
 	}
 	return usageError("unknown command %q", args[0])

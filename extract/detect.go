@@ -137,18 +137,22 @@ func looksLikeCSV(text string, named bool) bool {
 
 // csvDelimiter picks the separator that appears most often outside quotes
 // in the first lines: semicolons for European spreadsheets, tabs for TSV.
+// The quote state carries over line ends, because a quoted field (a
+// multi-line description) may span lines.
 func csvDelimiter(text string) rune {
-	lines := strings.SplitN(text, "\n", 20)
 	counts := map[rune]int{}
-	for _, l := range lines {
-		inQ := false
-		for _, c := range l {
-			switch {
-			case c == '"':
-				inQ = !inQ
-			case !inQ && (c == ',' || c == ';' || c == '\t'):
-				counts[c]++
-			}
+	inQ, lines := false, 0
+	for _, c := range text {
+		switch {
+		case c == '"':
+			inQ = !inQ
+		case c == '\n':
+			lines++
+		case !inQ && (c == ',' || c == ';' || c == '\t'):
+			counts[c]++
+		}
+		if lines >= 20 {
+			break
 		}
 	}
 	best := ','

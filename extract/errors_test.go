@@ -55,7 +55,7 @@ func TestErrorCodes(t *testing.T) {
 		{"too many pages", ctx, fixture.PDF(fixture.TextOp(1, 1, "a"), fixture.TextOp(1, 1, "b"), fixture.TextOp(1, 1, "c")), []Option{MaxPages(2)}, CodeTooManyPages},
 		{"canceled", canceled, []byte("hello"), nil, CodeTimeout},
 		// "1 begin" makes the PDF library's content interpreter panic.
-		{"parser panic", ctx, fixture.PDF("1 begin"), nil, CodeInternal},
+		{"parser panic", ctx, fixture.PDF("1 begin"), []Option{Poppler("")}, CodeInternal},
 		{"hook panic", ctx, []byte("hello"), []Option{withTestHook(func() { panic("boom") })}, CodeInternal},
 	}
 	for _, tc := range tests {

@@ -19,9 +19,10 @@ type config struct {
 	maxPages int
 	tools    tools
 	ocrLangs string
-	// goPDF forces the pure-Go PDF reader even when poppler is installed;
-	// the benchmarks use it to compare the two engines.
-	goPDF bool
+	// pdfEngine forces one PDF text engine ("go" or "poppler") instead of
+	// the default (Go first, poppler as second opinion); the benchmarks
+	// and the engine comparison use it.
+	pdfEngine string
 	// testHook, when set, runs inside the parsing goroutine before any
 	// parser; tests use it to prove that panics are recovered.
 	testHook func()
@@ -81,9 +82,9 @@ func OCRLanguages(langs string) Option {
 	}
 }
 
-// withGoPDF makes Preprocess read PDFs with the pure-Go reader even when
-// poppler is installed; benchmarks and tests of the fallback use it.
-func withGoPDF() Option { return func(c *config) { c.goPDF = true } }
+// withPDFEngine forces the PDF text engine: "go" (no poppler fallback) or
+// "poppler"; benchmarks and the engine comparison use it.
+func withPDFEngine(name string) Option { return func(c *config) { c.pdfEngine = name } }
 
 // withTestHook runs fn where a parser would run; only tests use it.
 func withTestHook(fn func()) Option {

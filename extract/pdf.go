@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 
@@ -13,19 +14,28 @@ import (
 // pure-Go reader. The library rejects truncated files (no xref, no
 // trailer) at open time, which is exactly when the upload should be
 // reported as corrupt. The page limit is checked before any page is read.
-func goPDFPages(ctx context.Context, data []byte, cfg config) (int, []string, error) {
+//
+// The library panics on some malformed content streams; that panic is
+// turned into an internal_error here, not only by the guard around
+// Preprocess, so that poppler still gets its chance at the file.
+func goPDFPages(ctx context.Context, data []byte, cfg config) (n int, pages []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n, pages, err = 0, nil, newError(CodeInternal, fmt.Errorf("panic: %v", p), "the PDF reader failed")
+		}
+	}()
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return 0, nil, newError(CodeCorruptDocument, err, "unreadable PDF")
 	}
-	n := r.NumPage()
+	n = r.NumPage()
 	if n <= 0 {
 		return 0, nil, newError(CodeCorruptDocument, nil, "PDF has no pages")
 	}
 	if n > cfg.maxPages {
 		return n, nil, tooManyPages(n, cfg)
 	}
-	pages := make([]string, 0, n)
+	pages = make([]string, 0, n)
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, ctxError(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // readPDF lays out the text of every page and OCRs the pages that have
@@ -17,14 +19,27 @@ import (
 // (pdfinfo, pdftotext), tens of milliseconds. So the pure-Go reader is
 // primary, and poppler is the second opinion for files it cannot open
 // (broken cross-reference tables that poppler reconstructs, features the
-// small library lacks). Poppler is also what rasterises textless pages
+// small library lacks) and for text it decodes into garbage (fonts without
+// a usable ToUnicode map). Poppler is also what rasterises textless pages
 // for OCR.
 func readPDF(ctx context.Context, data []byte, cfg config) (*Document, error) {
 	tmp := &tempPDF{data: data}
 	defer tmp.remove()
-	n, pages, err := goPDFPages(ctx, data, cfg)
-	if (Code(err) == CodeCorruptDocument || Code(err) == CodeInternal) && cfg.tools.poppler() && !cfg.goPDF {
+	var (
+		n     int
+		pages []string
+		err   error
+	)
+	if cfg.pdfEngine == "poppler" && cfg.tools.poppler() {
 		n, pages, err = popplerRead(ctx, tmp, cfg)
+	} else {
+		n, pages, err = goPDFPages(ctx, data, cfg)
+		second := Code(err) == CodeCorruptDocument || Code(err) == CodeInternal || err == nil && garbled(pages)
+		if second && cfg.tools.poppler() && cfg.pdfEngine == "" {
+			if pn, pp, perr := popplerRead(ctx, tmp, cfg); perr == nil || err != nil {
+				n, pages, err = pn, pp, perr
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -57,6 +72,25 @@ func readPDF(ctx context.Context, data []byte, cfg config) (*Document, error) {
 		return nil, newError(CodeEmptyDocument, nil, "the PDF has no text, also not by OCR")
 	}
 	return doc, nil
+}
+
+// garbled reports text the pure-Go reader decoded wrongly: fonts without a
+// usable ToUnicode map come out as replacement, control or private-use
+// characters. One in twenty is far more than any real invoice prints.
+func garbled(pages []string) bool {
+	bad, all := 0, 0
+	for _, p := range pages {
+		for _, r := range p {
+			if r == ' ' || r == '\n' || r == '\f' {
+				continue
+			}
+			all++
+			if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Co, r) {
+				bad++
+			}
+		}
+	}
+	return all > 0 && bad*20 > all
 }
 
 // popplerRead reads the PDF with poppler: page count first, so that the

@@ -33,55 +33,43 @@ func removeRules(g *image.Gray, minRun int) {
 	if w <= 0 || h <= 0 || minRun < 2 {
 		return
 	}
-	mask := make([]bool, w*h)
-	dark := func(x, y int) bool { return g.Pix[y*g.Stride+x] < ruleDark }
 	// A rule is thin; a run inside a filled area (a shaded header with
 	// white lettering) is not a rule, and whitening it would erase the
 	// lettering with the fill.
 	maxThick := max(3, minRun/10)
-	thickness := func(x, y, dx, dy int) int {
-		n := 1
-		for _, s := range []int{-1, 1} {
-			for i := 1; i <= maxThick; i++ {
-				xx, yy := x+s*i*dx, y+s*i*dy
-				if xx < 0 || yy < 0 || xx >= w || yy >= h || !dark(xx, yy) {
-					break
-				}
+	pix := g.Pix[g.PixOffset(b.Min.X, b.Min.Y):]
+	// scan walks lines of length pixels, step apart within a line and
+	// lineStep apart between lines; across is the step perpendicular to
+	// the line. Rows: step 1, across Stride; columns the other way round.
+	// Pixels are whitened as rules are found: a rule crossing another is
+	// then split, but both halves stay longer than minRun.
+	scan := func(lines, length, lineStep, step, across, acrossN int) {
+		thin := func(idx, pos int) bool {
+			n := 1
+			for i, p := 1, pos-1; i <= maxThick && p >= 0 && pix[idx-i*across] < ruleDark; i, p = i+1, p-1 {
 				n++
 			}
-		}
-		return n
-	}
-	// One pass along rows (dx=1) and one along columns (dy=1): a pixel of
-	// a long, thin run is masked with its neighbours across the run.
-	scan := func(dx, dy int) {
-		lines, length := h, w
-		if dy == 1 {
-			lines, length = w, h
-		}
-		at := func(line, i int) (int, int) {
-			if dy == 1 {
-				return line, i
+			for i, p := 1, pos+1; i <= maxThick && p < acrossN && pix[idx+i*across] < ruleDark; i, p = i+1, p+1 {
+				n++
 			}
-			return i, line
+			return n <= maxThick
 		}
 		for line := 0; line < lines; line++ {
+			base := line * lineStep
 			run := 0
 			for i := 0; i <= length; i++ {
-				if i < length {
-					if x, y := at(line, i); dark(x, y) {
-						run++
-						continue
-					}
+				if i < length && pix[base+i*step] < ruleDark {
+					run++
+					continue
 				}
 				for j := i - run; run >= minRun && j < i; j++ {
-					x, y := at(line, j)
-					if thickness(x, y, dy, dx) > maxThick {
+					idx := base + j*step
+					if !thin(idx, line) {
 						continue
 					}
 					for k := -1; k <= 1; k++ {
-						if xx, yy := x+k*dy, y+k*dx; xx >= 0 && yy >= 0 && xx < w && yy < h {
-							mask[yy*w+xx] = true
+						if p := line + k; p >= 0 && p < acrossN {
+							pix[idx+k*across] = 255
 						}
 					}
 				}
@@ -89,15 +77,8 @@ func removeRules(g *image.Gray, minRun int) {
 			}
 		}
 	}
-	scan(1, 0)
-	scan(0, 1)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			if mask[y*w+x] {
-				g.Pix[y*g.Stride+x] = 255
-			}
-		}
-	}
+	scan(h, w, g.Stride, 1, g.Stride, h)
+	scan(w, h, 1, g.Stride, 1, w)
 }
 
 // toGray converts any decoded image to 8-bit grey.

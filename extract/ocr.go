@@ -192,9 +192,11 @@ func parseTesseractTSV(out []byte) map[int][]word {
 		if conf < 50 && !strings.ContainsFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			continue
 		}
-		// A cell border the rule remover missed comes back as "|" glued to
-		// the word beside it.
-		if text = strings.Trim(text, "|¦"); text == "" {
+		// What is left of a cell border (the stub where a tilted rule
+		// meets another) comes back as "|", "_" or "—" glued to the word
+		// beside it. None of these starts or ends a word on an invoice; a
+		// plain "-" can (a trailing minus), so it stays.
+		if text = strings.Trim(text, "|¦_—~"); text == "" {
 			continue
 		}
 		page, block, par, ln := n[1], n[2], n[3], n[4]

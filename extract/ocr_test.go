@@ -114,10 +114,6 @@ func rotate(g *image.Gray, deg float64) *image.Gray {
 // tuned to the corpus scans.
 func TestSyntheticTiltedGridScan(t *testing.T) {
 	t.Parallel()
-	tl := toolsOnPath()
-	if !tl.canRasterise() {
-		t.Skip("tesseract and pdftoppm are not installed (.ci/run installs them)")
-	}
 	xs := []int{60, -330, -440, -555}
 	var grid strings.Builder
 	for i := range 6 { // horizontal rules between the rows
@@ -134,26 +130,8 @@ func TestSyntheticTiltedGridScan(t *testing.T) {
 		[]string{"Abdeckfolie 4 x 5 m", "10", "2,10", "21,00"},
 		[]string{"Arbeitszeit Maler", "7,5", "52,00", "390,00"}) +
 		pdfTable(560, xs, []string{"", "", "Summe", "602,95"})
-	dir := t.TempDir()
-	if err := os.WriteFile(dir+"/in.pdf", fixture.PDF(page), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := runTool(context.Background(), dir, tl.pdftoppm, "-r", "300", "-gray", "-singlefile", dir+"/in.pdf", dir+"/scan"); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(dir + "/scan.pgm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := readPGM(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, rotate(g, 1.3)); err != nil {
-		t.Fatal(err)
-	}
-	doc, inv, err := Process(context.Background(), b.Bytes(), "scan.png", nil)
+	scan := encodePNG(t, rotate(renderPage(t, page, 300), 1.3))
+	doc, inv, err := Process(context.Background(), scan, "scan.png", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,4 +150,40 @@ func TestSyntheticTiltedGridScan(t *testing.T) {
 	if s := ScoreDocument(exp, Result{Succeeded: true, Pages: 1, Items: inv.Items}); inv.Currency != "EUR" || s.F1() != 1 {
 		t.Errorf("currency %q, items %+v\nfrom\n%s", inv.Currency, inv.Items, doc.Text)
 	}
+}
+
+// renderPage draws a one-page PDF with the given content at dpi with
+// poppler, as a scanner would see the printed page; it skips the test when
+// the OCR tools are missing.
+func renderPage(t *testing.T, content string, dpi int) *image.Gray {
+	t.Helper()
+	tl := toolsOnPath()
+	if !tl.canRasterise() {
+		t.Skip("tesseract and pdftoppm are not installed (.ci/run installs them)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/in.pdf", fixture.PDF(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runTool(context.Background(), dir, tl.pdftoppm, "-r", fmt.Sprint(dpi), "-gray", "-singlefile", dir+"/in.pdf", dir+"/scan"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(dir + "/scan.pgm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := readPGM(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func encodePNG(t *testing.T, g *image.Gray) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, g); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

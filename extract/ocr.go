@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -199,6 +200,7 @@ func parseTesseractTSV(out []byte) map[int][]word {
 		if text = strings.Trim(text, "|¦_—~"); text == "" {
 			continue
 		}
+		text = fixOCRNumber(text)
 		page, block, par, ln := n[1], n[2], n[3], n[4]
 		pages[page] = append(pages[page], word{
 			x0: float64(n[6]), y0: float64(n[7]), x1: float64(n[6] + n[8]), y1: float64(n[7] + n[9]),
@@ -206,4 +208,22 @@ func parseTesseractTSV(out []byte) map[int][]word {
 		})
 	}
 	return pages
+}
+
+var reOCRMoney = regexp.MustCompile(`^([$€£S§]?)([0-9OoIl]{1,3}(?:[.,][0-9OoIl]{3})*[.,][0-9Oo]{2}|[0-9OoIl]+[.,][0-9Oo]{2})$`)
+
+// fixOCRNumber repairs the misreadings OCR makes in amounts: "S" or "§"
+// for "$", "O" for "0", "l" or "I" for "1". Only words shaped exactly like
+// an amount with two decimals are touched, and only when they hold at
+// least one real digit, so that words stay words.
+func fixOCRNumber(w string) string {
+	m := reOCRMoney.FindStringSubmatch(w)
+	if m == nil || !strings.ContainsAny(m[2], "0123456789") {
+		return w
+	}
+	sym := m[1]
+	if sym == "S" || sym == "§" {
+		sym = "$"
+	}
+	return sym + strings.NewReplacer("O", "0", "o", "0", "I", "1", "l", "1").Replace(m[2])
 }

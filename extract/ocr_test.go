@@ -187,3 +187,14 @@ func encodePNG(t *testing.T, g *image.Gray) []byte {
 	}
 	return b.Bytes()
 }
+
+func TestFixOCRNumber(t *testing.T) {
+	for in, want := range map[string]string{
+		"S45.00": "$45.00", "§1,303.50": "$1,303.50", "1O.00": "10.00", "l2,50": "12,50", "€1.2O9,6O": "€1.209,60",
+		"$45.00": "$45.00", "Sales": "Sales", "SOIL": "SOIL", "Oil.oo": "Oil.oo", "2024": "2024", "S12": "S12",
+	} {
+		if got := fixOCRNumber(in); got != want {
+			t.Errorf("fixOCRNumber(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -373,3 +373,16 @@ func TestSyntheticScan(t *testing.T) {
 		t.Errorf("%s %d %q %+v from\n%s", doc.ContentType, doc.Pages, inv.Currency, inv.Items, doc.Text)
 	}
 }
+
+// A services invoice with only a description and an amount column.
+func TestTwoColumnInvoice(t *testing.T) {
+	t.Parallel()
+	text := "Brightline Consulting LLC\nInvoice 2291\n\nDescription                                   Amount\n" +
+		"Strategy workshop, 2 days                 $4,800.00\nFollow-up report and                      $1,250.00\nrecommendations\n\n" +
+		"                                Subtotal  $6,050.00\n                                Total     $6,050.00\n"
+	doc, inv, err := Process(context.Background(), []byte(text), "inv.txt", nil)
+	want := []Item{{"Strategy workshop, 2 days", 1, 4800, 4800}, {"Follow-up report and recommendations", 1, 1250, 1250}}
+	if err != nil || fmt.Sprint(inv.Items) != fmt.Sprint(want) || inv.Currency != "USD" {
+		t.Errorf("%+v %v from\n%s", inv, err, doc.Text)
+	}
+}

@@ -3,6 +3,8 @@ package extract
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // reSummary matches the labels of rows below (or between) the item rows
@@ -21,20 +23,25 @@ type fields struct {
 // findItems walks the rows, tracking the most recent table header (tables
 // repeat their header on every page), and turns rows read through it into
 // items. Text-only rows straight after an item and in its description
-// column continue that item's description.
+// column continue that item's description (cells aligned to the top).
+// Text-only rows that start a row group, after the header or a blank line,
+// and run straight into an item row are the first lines of that item's
+// description (cells centred or aligned to the bottom, where the numbers
+// sit on a later line than the description starts).
 func findItems(rows []row, nf numberFormat) []Item {
 	var (
 		h         *header
 		items     []Item
 		canExtend bool
+		pending   []string
 	)
 	for _, r := range rows {
 		if r.blank {
-			canExtend = false
+			canExtend, pending = false, nil
 			continue
 		}
 		if hh, ok := parseHeader(r); ok {
-			h, canExtend = hh, false
+			h, canExtend, pending = hh, false, nil
 			continue
 		}
 		if h == nil {
@@ -44,20 +51,31 @@ func findItems(rows []row, nf numberFormat) []Item {
 		full := f.hasQty && f.hasPrice && f.hasAmt && consistent(f.qty, f.price, f.amount)
 		label := strings.Join(textCells(r, nf), " ")
 		if !full && reSummary.MatchString(label) {
-			canExtend = false
+			canExtend, pending = false, nil
 			continue
 		}
 		if f.hasAmt && len(f.desc) > 0 {
+			// A capitalised description starts afresh: the text-only row
+			// above it was a section heading ("Materials"), not its start.
+			if first, _ := utf8.DecodeRuneInString(f.desc[0]); len(pending) > 0 && !unicode.IsUpper(first) {
+				f.desc = append(pending, f.desc...)
+			}
 			items = append(items, f.item())
-			canExtend = true
+			canExtend, pending = true, nil
 			continue
 		}
-		if canExtend && f.numeric == 0 && continues(h, r) {
-			last := &items[len(items)-1]
-			last.Description = collapseSpace(last.Description + " " + label)
-			continue
+		if f.numeric == 0 && continues(h, r) {
+			if canExtend {
+				last := &items[len(items)-1]
+				last.Description = collapseSpace(last.Description + " " + label)
+				continue
+			}
+			if len(pending) < 2 {
+				pending = append(pending, label)
+				continue
+			}
 		}
-		canExtend = false
+		canExtend, pending = false, nil
 	}
 	return items
 }

@@ -386,3 +386,27 @@ func TestTwoColumnInvoice(t *testing.T) {
 		t.Errorf("%+v %v from\n%s", inv, err, doc.Text)
 	}
 }
+
+// Descriptions centred against their numbers (HTML's default for table
+// cells) start a line above the numbers; section headings above an item
+// are not part of it.
+func TestCentredDescriptionsAndHeadings(t *testing.T) {
+	t.Parallel()
+	text := "INVOICE 7781                                   Currency: GBP\n\n" +
+		"Description                              Qty      Price      Amount\n\n" +
+		"Materials\n" +
+		"Oak worktop, 3 m, oiled                    2     189.00      378.00\n\n" +
+		"Kitchen fitting, two fitters,\n" +
+		"incl. removal of old                       1     640.00      640.00\n" +
+		"units and disposal\n\n" +
+		"Labour\n" +
+		"Tiling splashback                          4      35.00      140.00\n\n" +
+		"                                          Subtotal          1,158.00\n"
+	doc, inv, err := Process(context.Background(), []byte(text), "inv.txt", nil)
+	want := []Item{{"Oak worktop, 3 m, oiled", 2, 189, 378},
+		{"Kitchen fitting, two fitters, incl. removal of old units and disposal", 1, 640, 640},
+		{"Tiling splashback", 4, 35, 140}}
+	if err != nil || fmt.Sprint(inv.Items) != fmt.Sprint(want) || inv.Currency != "GBP" {
+		t.Errorf("%+v %v from\n%s", inv, err, doc.Text)
+	}
+}

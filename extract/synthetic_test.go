@@ -410,3 +410,23 @@ func TestCentredDescriptionsAndHeadings(t *testing.T) {
 		t.Errorf("%+v %v from\n%s", inv, err, doc.Text)
 	}
 }
+
+// Headings printed over two lines, as narrow columns force them to be.
+func TestTwoLineHeader(t *testing.T) {
+	t.Parallel()
+	text := "INVOICE 5120                 EUR\n\n" +
+		"Item                          Qty      Unit        Line\n" +
+		"                                       Price       Total\n" +
+		"Copper pipe 15 mm, 3 m          8     12,40       99,20\n" +
+		"Pipe clips                     40      0,35       14,00\n\n" +
+		"                                       Total      113,20\n"
+	html := "<html><body><table><tr><th>Item</th><th>Qty</th><th>Unit</th><th>Line</th></tr><tr><th></th><th></th><th>Price</th><th>Total</th></tr>" +
+		"<tr><td>Copper pipe 15 mm, 3 m</td><td>8</td><td>12,40</td><td>99,20</td></tr><tr><td>Pipe clips</td><td>40</td><td>0,35</td><td>14,00</td></tr></table><p>EUR</p></body></html>"
+	want := []Item{{"Copper pipe 15 mm, 3 m", 8, 12.4, 99.2}, {"Pipe clips", 40, 0.35, 14}}
+	for name, doc := range map[string]string{"inv.txt": text, "inv.html": html} {
+		d, inv, err := Process(context.Background(), []byte(doc), name, nil)
+		if err != nil || fmt.Sprint(inv.Items) != fmt.Sprint(want) {
+			t.Errorf("%s: %+v %v from\n%s", name, inv, err, d.Text)
+		}
+	}
+}

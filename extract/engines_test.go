@@ -92,3 +92,16 @@ func TestPopplerSecondOpinion(t *testing.T) {
 		t.Errorf("poppler fallback: %+v %+v %v", doc, inv, err)
 	}
 }
+
+func TestImageDPI(t *testing.T) {
+	list := `page   num  type   width height color comp bpc  enc interp  object ID x-ppi y-ppi size ratio
+--------------------------------------------------------------------------------------------
+   1     0 image    1714  2208  gray    1   8  jpeg   no         5  0   202   201  122K 3.3%
+   1     1 smask    1714  2208  gray    1   8  image  no         6  0   202   201  1K 0.1%
+`
+	for in, want := range map[string]int{list: 202, "": 300, strings.Replace(list, "202", "600", 1): 300, strings.Replace(list, "202", "96", 1): 200} {
+		if got := imageDPI(in); got != want {
+			t.Errorf("imageDPI = %d, want %d for\n%s", got, want, in)
+		}
+	}
+}

@@ -56,19 +56,20 @@ func MaxPages(n int) Option {
 // (disabled when it is not there).
 func Tesseract(path string) Option { return func(c *config) { c.tools.tesseract = path } }
 
-// Poppler sets the directory holding poppler's pdftotext, pdfinfo and
-// pdftoppm. "" disables poppler: text PDFs are then read by the built-in
+// Poppler sets the directory holding poppler's pdftotext, pdfinfo,
+// pdftoppm and pdfimages. "" disables poppler: text PDFs are then read by the built-in
 // pure-Go reader and textless PDF pages cannot be rasterised for OCR. The
 // default is the programs found on PATH.
 func Poppler(dir string) Option {
 	return func(c *config) {
 		if dir == "" {
-			c.tools.pdftotext, c.tools.pdfinfo, c.tools.pdftoppm = "", "", ""
+			c.tools.pdftotext, c.tools.pdfinfo, c.tools.pdftoppm, c.tools.pdfimages = "", "", "", ""
 			return
 		}
 		c.tools.pdftotext = filepath.Join(dir, "pdftotext")
 		c.tools.pdfinfo = filepath.Join(dir, "pdfinfo")
 		c.tools.pdftoppm = filepath.Join(dir, "pdftoppm")
+		c.tools.pdfimages = filepath.Join(dir, "pdfimages")
 	}
 }
 

@@ -19,6 +19,7 @@ type tools struct {
 	pdftotext string // poppler: positioned words of text PDFs
 	pdfinfo   string // poppler: page count
 	pdftoppm  string // poppler: rasterising textless pages for OCR
+	pdfimages string // poppler: the resolution of a scanned page's image
 }
 
 var (
@@ -38,7 +39,7 @@ func toolsOnPath() tools {
 			}
 			return p
 		}
-		pathTools = tools{tesseract: look("tesseract"), pdftotext: look("pdftotext"), pdfinfo: look("pdfinfo"), pdftoppm: look("pdftoppm")}
+		pathTools = tools{tesseract: look("tesseract"), pdftotext: look("pdftotext"), pdfinfo: look("pdfinfo"), pdftoppm: look("pdftoppm"), pdfimages: look("pdfimages")}
 	})
 	return pathTools
 }

@@ -120,11 +120,7 @@ func TestTwoColumnInvoice(t *testing.T) {
 	text := "Brightline Consulting LLC\nInvoice 2291\n\nDescription                                   Amount\n" +
 		"Strategy workshop, 2 days                 $4,800.00\nFollow-up report and                      $1,250.00\nrecommendations\n\n" +
 		"                                Subtotal  $6,050.00\n                                Total     $6,050.00\n"
-	doc, inv, err := Process(context.Background(), []byte(text), "inv.txt", nil)
-	want := []Item{{"Strategy workshop, 2 days", 1, 4800, 4800}, {"Follow-up report and recommendations", 1, 1250, 1250}}
-	if err != nil || fmt.Sprint(inv.Items) != fmt.Sprint(want) || inv.Currency != "USD" {
-		t.Errorf("%+v %v from\n%s", inv, err, doc.Text)
-	}
+	expectItems(t, "inv.txt", text, "USD", []Item{{"Strategy workshop, 2 days", 1, 4800, 4800}, {"Follow-up report and recommendations", 1, 1250, 1250}})
 }
 
 // Descriptions centred against their numbers (HTML's default for table
@@ -142,13 +138,9 @@ func TestCentredDescriptionsAndHeadings(t *testing.T) {
 		"Labour\n" +
 		"Tiling splashback                          4      35.00      140.00\n\n" +
 		"                                          Subtotal          1,158.00\n"
-	doc, inv, err := Process(context.Background(), []byte(text), "inv.txt", nil)
-	want := []Item{{"Oak worktop, 3 m, oiled", 2, 189, 378},
+	expectItems(t, "inv.txt", text, "GBP", []Item{{"Oak worktop, 3 m, oiled", 2, 189, 378},
 		{"Kitchen fitting, two fitters, incl. removal of old units and disposal", 1, 640, 640},
-		{"Tiling splashback", 4, 35, 140}}
-	if err != nil || fmt.Sprint(inv.Items) != fmt.Sprint(want) || inv.Currency != "GBP" {
-		t.Errorf("%+v %v from\n%s", inv, err, doc.Text)
-	}
+		{"Tiling splashback", 4, 35, 140}})
 }
 
 // Headings printed over two lines, as narrow columns force them to be.
@@ -163,10 +155,20 @@ func TestTwoLineHeader(t *testing.T) {
 	html := "<html><body><table><tr><th>Item</th><th>Qty</th><th>Unit</th><th>Line</th></tr><tr><th></th><th></th><th>Price</th><th>Total</th></tr>" +
 		"<tr><td>Copper pipe 15 mm, 3 m</td><td>8</td><td>12,40</td><td>99,20</td></tr><tr><td>Pipe clips</td><td>40</td><td>0,35</td><td>14,00</td></tr></table><p>EUR</p></body></html>"
 	want := []Item{{"Copper pipe 15 mm, 3 m", 8, 12.4, 99.2}, {"Pipe clips", 40, 0.35, 14}}
-	for name, doc := range map[string]string{"inv.txt": text, "inv.html": html} {
-		d, inv, err := Process(context.Background(), []byte(doc), name, nil)
-		if err != nil || fmt.Sprint(inv.Items) != fmt.Sprint(want) {
-			t.Errorf("%s: %+v %v from\n%s", name, inv, err, d.Text)
-		}
+	expectItems(t, "inv.txt", text, "EUR", want)
+	expectItems(t, "inv.html", html, "EUR", want)
+}
+
+// expectItems processes data as the file name and checks the items and
+// currency exactly.
+func expectItems(t *testing.T, name, data, currency string, want []Item) {
+	t.Helper()
+	doc, inv, err := Process(context.Background(), []byte(data), name, nil)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	if fmt.Sprint(inv.Items) != fmt.Sprint(want) || inv.Currency != currency {
+		t.Errorf("%s: currency %q, items %+v\nwant %s %+v\nfrom\n%s", name, inv.Currency, inv.Items, currency, want, doc.Text)
 	}
 }

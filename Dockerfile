@@ -6,6 +6,11 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -o /docket ./cmd/docket
 
-FROM gcr.io/distroless/static-debian12
+# Debian slim rather than distroless: workers run Tesseract (scans) and
+# poppler (PDF fallback, rasterising textless pages) as external programs.
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng poppler-utils ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /docket /docket
 ENTRYPOINT ["/docket"]

@@ -3,8 +3,6 @@ package extract
 import (
 	"bytes"
 	"encoding/csv"
-	"image/jpeg"
-	"image/png"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -139,18 +137,22 @@ func looksLikeCSV(text string, named bool) bool {
 
 // csvDelimiter picks the separator that appears most often outside quotes
 // in the first lines: semicolons for European spreadsheets, tabs for TSV.
+// The quote state carries over line ends, because a quoted field (a
+// multi-line description) may span lines.
 func csvDelimiter(text string) rune {
-	lines := strings.SplitN(text, "\n", 20)
 	counts := map[rune]int{}
-	for _, l := range lines {
-		inQ := false
-		for _, c := range l {
-			switch {
-			case c == '"':
-				inQ = !inQ
-			case !inQ && (c == ',' || c == ';' || c == '\t'):
-				counts[c]++
-			}
+	inQ, lines := false, 0
+	for _, c := range text {
+		switch {
+		case c == '"':
+			inQ = !inQ
+		case c == '\n':
+			lines++
+		case !inQ && (c == ',' || c == ';' || c == '\t'):
+			counts[c]++
+		}
+		if lines >= 20 {
+			break
 		}
 	}
 	best := ','
@@ -160,22 +162,4 @@ func csvDelimiter(text string) rune {
 		}
 	}
 	return best
-}
-
-// checkImage rejects images whose header cannot be decoded, so that a
-// broken upload is reported as corrupt rather than waiting for OCR.
-func checkImage(ct string, data []byte) error {
-	var err error
-	switch ct {
-	case ctPNG:
-		_, err = png.DecodeConfig(bytes.NewReader(data))
-	case ctJPEG:
-		_, err = jpeg.DecodeConfig(bytes.NewReader(data))
-	default:
-		return nil
-	}
-	if err != nil {
-		return newError(CodeCorruptDocument, err, "%s header is unreadable", ct)
-	}
-	return nil
 }

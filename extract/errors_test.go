@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,47 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docket/docket/extract/fixture"
 )
 
-// buildPDF writes a minimal valid PDF whose pages have the given content
-// streams, using Helvetica without widths as many generators do.
-func buildPDF(contents ...string) []byte {
-	var b bytes.Buffer
-	var offs []int
-	obj := func(s string) {
-		offs = append(offs, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), s)
-	}
-	b.WriteString("%PDF-1.4\n")
-	n := len(contents)
-	kids := make([]string, n)
-	for i := range contents {
-		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
-	}
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	for i, c := range contents {
-		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(c), c))
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
-	return b.Bytes()
-}
-
-func textOp(x, y int, s string) string {
-	return fmt.Sprintf("BT /F1 10 Tf %d %d Td (%s) Tj ET\n", x, y, s)
-}
-
 func TestPDFText(t *testing.T) {
-	page := textOp(50, 700, "Description") + textOp(300, 700, "Qty") + textOp(360, 700, "Price") + textOp(450, 700, "Amount") +
-		textOp(50, 680, "Hex bolts M8") + textOp(305, 680, "4") + textOp(360, 680, "$18.40") + textOp(450, 680, "$73.60")
-	doc, err := Preprocess(context.Background(), buildPDF(page, textOp(50, 700, "Thank you")), "x.pdf")
+	page := fixture.TextOp(50, 700, "Description") + fixture.TextOp(300, 700, "Qty") + fixture.TextOp(360, 700, "Price") + fixture.TextOp(450, 700, "Amount") +
+		fixture.TextOp(50, 680, "Hex bolts M8") + fixture.TextOp(305, 680, "4") + fixture.TextOp(360, 680, "$18.40") + fixture.TextOp(450, 680, "$73.60")
+	doc, err := Preprocess(context.Background(), fixture.PDF(page, fixture.TextOp(50, 700, "Thank you")), "x.pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,16 +45,17 @@ func TestErrorCodes(t *testing.T) {
 	}{
 		{"empty", ctx, nil, nil, CodeEmptyDocument},
 		{"blank text", ctx, []byte(" \n\t\n"), nil, CodeEmptyDocument},
-		{"truncated pdf", ctx, buildPDF(textOp(1, 1, "x"))[:200], nil, CodeCorruptDocument},
+		{"truncated pdf", ctx, fixture.PDF(fixture.TextOp(1, 1, "x"))[:200], nil, CodeCorruptDocument},
 		{"garbage after pdf magic", ctx, []byte("%PDF-1.7\n\x00\x01\x02 nothing else"), nil, CodeCorruptDocument},
 		{"unknown binary", ctx, []byte{0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0}, nil, CodeUnsupportedFormat},
 		{"zip", ctx, []byte("PK\x03\x04\x14\x00\x00\x00\x08\x00"), nil, CodeUnsupportedFormat},
 		{"broken png", ctx, []byte("\x89PNG\r\n\x1a\nnot really"), nil, CodeCorruptDocument},
-		{"pdf without text", ctx, buildPDF("0 0 m 100 100 l S"), nil, CodeOCRUnavailable},
-		{"too many pages", ctx, buildPDF(textOp(1, 1, "a"), textOp(1, 1, "b"), textOp(1, 1, "c")), []Option{MaxPages(2)}, CodeTooManyPages},
+		{"pdf without text, no OCR", ctx, fixture.PDF("0 0 m 100 100 l S"), []Option{Tesseract("")}, CodeOCRUnavailable},
+		{"pdf without text, no poppler", ctx, fixture.PDF("0 0 m 100 100 l S"), []Option{Poppler("")}, CodeOCRUnavailable},
+		{"too many pages", ctx, fixture.PDF(fixture.TextOp(1, 1, "a"), fixture.TextOp(1, 1, "b"), fixture.TextOp(1, 1, "c")), []Option{MaxPages(2)}, CodeTooManyPages},
 		{"canceled", canceled, []byte("hello"), nil, CodeTimeout},
 		// "1 begin" makes the PDF library's content interpreter panic.
-		{"parser panic", ctx, buildPDF("1 begin"), nil, CodeInternal},
+		{"parser panic", ctx, fixture.PDF("1 begin"), []Option{Poppler("")}, CodeInternal},
 		{"hook panic", ctx, []byte("hello"), []Option{withTestHook(func() { panic("boom") })}, CodeInternal},
 	}
 	for _, tc := range tests {
@@ -123,7 +90,7 @@ func TestDeadlineWhileParsing(t *testing.T) {
 func TestCorpusFailures(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(corpusDir, "inv-pacific-usd-truncated.pdf"))
 	if err != nil {
-		t.Skipf("corpus not available: %v", err)
+		missing(t, "corpus not available: %v", err)
 	}
 	if _, err := Preprocess(context.Background(), data, "inv.pdf"); Code(err) != CodeCorruptDocument {
 		t.Errorf("truncated corpus PDF: %v", err)
@@ -138,7 +105,7 @@ func TestCorpusFailures(t *testing.T) {
 }
 
 func TestImagesNeedOCR(t *testing.T) {
-	doc, err := Preprocess(context.Background(), tinyPNG(t), "scan.pdf")
+	doc, err := Preprocess(context.Background(), tinyPNG(t), "scan.pdf", Tesseract(""))
 	if Code(err) != CodeOCRUnavailable || doc == nil || doc.ContentType != ctPNG || doc.Pages != 1 {
 		t.Errorf("png: %+v, %v", doc, err)
 	}

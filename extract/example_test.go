@@ -50,3 +50,21 @@ Replacement SSD 1TB NVMe               2       109.99     219.98
 	// On-site diagnostics (per hour) | 1.5 x 95.00 = 142.50
 	// Replacement SSD 1TB NVMe | 2 x 109.99 = 219.98
 }
+
+// Process runs both steps; a Remote extractor would take the place of nil
+// (the built-in one) for teams with their own model service.
+func ExampleProcess() {
+	text := "Item;Qty;Price;Total\nWidget, blue;3;1.234,50;3.703,50\n;;Total EUR;3.703,50\n"
+	doc, inv, err := extract.Process(context.Background(), []byte(text), "export.csv", nil, extract.MaxPages(10))
+	if err != nil {
+		fmt.Println(extract.Code(err))
+		return
+	}
+	fmt.Println(doc.ContentType, doc.Pages, inv.Currency)
+	for _, it := range inv.Items {
+		fmt.Printf("%s | %g x %.2f = %.2f\n", it.Description, it.Quantity, it.UnitPrice, it.Amount)
+	}
+	// Output:
+	// text/csv 1 EUR
+	// Widget, blue | 3 x 1234.50 = 3703.50
+}

@@ -74,11 +74,7 @@ func preprocess(ctx context.Context, data []byte, fileName string, cfg config) (
 	case ctPDF:
 		return readPDF(ctx, data, cfg)
 	case ctPNG, ctJPEG, ctTIFF:
-		if err := checkImage(ct, data); err != nil {
-			return nil, err
-		}
-		return &Document{ContentType: ct, Pages: 1},
-			newError(CodeOCRUnavailable, nil, "%s has no text layer and OCR is not available", ct)
+		return readImage(ctx, ct, data, cfg)
 	}
 	text := decodeText(data)
 	if ct == ctHTML {
@@ -95,15 +91,15 @@ func extract(ctx context.Context, doc *Document) (*Invoice, error) {
 	switch doc.ContentType {
 	case ctCSV:
 		rows = csvRows(doc.Text)
-	case ctPlain, ctHTML, ctPDF:
+	case ctPlain, ctHTML, ctPDF, ctPNG, ctJPEG, ctTIFF:
 		rows = textRows(doc.Text)
-	case ctPNG, ctJPEG, ctTIFF:
-		return nil, newError(CodeOCRUnavailable, nil, "%s needs OCR, which is not available", doc.ContentType)
 	default:
 		return nil, newError(CodeUnsupportedFormat, nil, "cannot extract items from %q", doc.ContentType)
 	}
-	if doc.ContentType == ctPDF && strings.TrimSpace(doc.Text) == "" {
-		return nil, newError(CodeOCRUnavailable, nil, "the PDF has no text layer and OCR is not available")
+	if doc.ContentType != ctPlain && doc.ContentType != ctHTML && strings.TrimSpace(doc.Text) == "" {
+		// A PDF or image whose text never came: OCR was not there when it
+		// was preprocessed.
+		return nil, newError(CodeOCRUnavailable, nil, "the %s has no text layer and OCR is not available", doc.ContentType)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError(err)

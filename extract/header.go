@@ -73,12 +73,12 @@ func classify(label string) role {
 	return roleNone
 }
 
-// parseHeader recognises the heading row of an item table: at least three
-// headings, among them a description and an amount and a quantity or a
-// price, and nothing that looks like a value.
+// parseHeader recognises the heading row of an item table: a description
+// and an amount, usually a quantity or a price too, and nothing that looks
+// like a value.
 func parseHeader(r row) (*header, bool) {
 	cells := r.nonEmpty()
-	if len(cells) < 3 || len(cells) > 12 {
+	if len(cells) < 2 || len(cells) > 12 {
 		return nil, false
 	}
 	h := &header{grid: r.grid}
@@ -104,7 +104,13 @@ func parseHeader(r row) (*header, bool) {
 			}
 		}
 	}
-	if seen[roleDesc] == 0 || seen[roleAmount] == 0 || seen[roleQty]+seen[rolePrice] == 0 {
+	if seen[roleDesc] == 0 || seen[roleAmount] == 0 {
+		return nil, false
+	}
+	// Without a quantity or price column ("Description  Amount", common
+	// for services) every heading must be known, or a line of prose with
+	// two such words would start a table.
+	if seen[roleQty]+seen[rolePrice] == 0 && (unknown > 0 || len(cells) > 3) {
 		return nil, false
 	}
 	if unknown > 1 || seen[roleAmount] > 2 {

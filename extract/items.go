@@ -2,7 +2,10 @@ package extract
 
 import (
 	"regexp"
+	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // reSummary matches the labels of rows below (or between) the item rows
@@ -21,21 +24,38 @@ type fields struct {
 // findItems walks the rows, tracking the most recent table header (tables
 // repeat their header on every page), and turns rows read through it into
 // items. Text-only rows straight after an item and in its description
-// column continue that item's description.
+// column continue that item's description (cells aligned to the top).
+// Text-only rows that start a row group, after the header or a blank line,
+// and run straight into an item row are the first lines of that item's
+// description (cells centred or aligned to the bottom, where the numbers
+// sit on a later line than the description starts).
 func findItems(rows []row, nf numberFormat) []Item {
 	var (
 		h         *header
 		items     []Item
 		canExtend bool
+		pending   []string
+		// prevLabels is the row before, if it held only short labels: the
+		// first line of a two-line header.
+		prevLabels *row
 	)
 	for _, r := range rows {
 		if r.blank {
-			canExtend = false
+			canExtend, pending, prevLabels = false, nil, nil
 			continue
 		}
-		if hh, ok := parseHeader(r); ok {
-			h, canExtend = hh, false
+		hh, ok := parseHeader(r)
+		if !ok && prevLabels != nil && labelsOnly(r) {
+			// Headings printed over two lines ("Unit" above "Price").
+			hh, ok = parseHeader(mergeRows(*prevLabels, r))
+		}
+		if ok {
+			h, canExtend, pending, prevLabels = hh, false, nil, nil
 			continue
+		}
+		prevLabels = nil
+		if labelsOnly(r) {
+			prevLabels = &r
 		}
 		if h == nil {
 			continue
@@ -44,20 +64,31 @@ func findItems(rows []row, nf numberFormat) []Item {
 		full := f.hasQty && f.hasPrice && f.hasAmt && consistent(f.qty, f.price, f.amount)
 		label := strings.Join(textCells(r, nf), " ")
 		if !full && reSummary.MatchString(label) {
-			canExtend = false
+			canExtend, pending = false, nil
 			continue
 		}
 		if f.hasAmt && len(f.desc) > 0 {
+			// A capitalised description starts afresh: the text-only row
+			// above it was a section heading ("Materials"), not its start.
+			if first, _ := utf8.DecodeRuneInString(f.desc[0]); len(pending) > 0 && !unicode.IsUpper(first) {
+				f.desc = append(pending, f.desc...)
+			}
 			items = append(items, f.item())
-			canExtend = true
+			canExtend, pending = true, nil
 			continue
 		}
-		if canExtend && f.numeric == 0 && continues(h, r) {
-			last := &items[len(items)-1]
-			last.Description = collapseSpace(last.Description + " " + label)
-			continue
+		if f.numeric == 0 && continues(h, r) {
+			if canExtend {
+				last := &items[len(items)-1]
+				last.Description = collapseSpace(last.Description + " " + label)
+				continue
+			}
+			if len(pending) < 2 {
+				pending = append(pending, label)
+				continue
+			}
 		}
-		canExtend = false
+		canExtend, pending = false, nil
 	}
 	return items
 }
@@ -184,7 +215,8 @@ func continues(h *header, r row) bool {
 		return false
 	}
 	cells := r.nonEmpty()
-	if len(cells) == 0 {
+	if len(cells) == 0 || r.grid != h.grid {
+		// A paragraph after an HTML table is not in the table.
 		return false
 	}
 	if r.grid {
@@ -203,4 +235,59 @@ func continues(h *header, r row) bool {
 	}
 	first := cells[0]
 	return first.start >= desc.start-3 && first.start < next && len(cells) == 1
+}
+
+// labelsOnly reports a row of two or more short cells with letters and no
+// numbers: what each line of a header looks like.
+func labelsOnly(r row) bool {
+	cells := r.nonEmpty()
+	if len(cells) < 2 {
+		return false
+	}
+	for _, c := range cells {
+		if !hasLetter(c.text) || len([]rune(c.text)) > 30 || strings.ContainsAny(c.text, "0123456789") {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeRows joins the two lines of a header column by column: grid cells
+// by index, laid-out cells where they overlap (or nearly: right-aligned
+// headings on two lines rarely start in the same column).
+func mergeRows(a, b row) row {
+	if a.grid != b.grid {
+		return a
+	}
+	out := row{grid: a.grid}
+	if a.grid {
+		n := max(len(a.cells), len(b.cells))
+		for i := range n {
+			var parts []string
+			if i < len(a.cells) {
+				parts = append(parts, a.cells[i].text)
+			}
+			if i < len(b.cells) {
+				parts = append(parts, b.cells[i].text)
+			}
+			out.cells = append(out.cells, cell{start: i, end: i + 1, text: collapseSpace(strings.Join(parts, " "))})
+		}
+		return out
+	}
+	out.cells = append(out.cells, a.nonEmpty()...)
+	for _, c := range b.nonEmpty() {
+		merged := false
+		for i, o := range out.cells {
+			if min(c.end, o.end)-max(c.start, o.start) > -2 {
+				out.cells[i] = cell{start: min(c.start, o.start), end: max(c.end, o.end), text: o.text + " " + c.text}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out.cells = append(out.cells, c)
+		}
+	}
+	sort.Slice(out.cells, func(i, j int) bool { return out.cells[i].start < out.cells[j].start })
+	return out
 }

@@ -59,6 +59,12 @@ func stripNumber(s string) (string, bool, bool) {
 	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
 		neg, s = true, strings.TrimSpace(s[1:len(s)-1])
 	}
+	// Accounting credit marks: "1,200.00 CR".
+	if t, ok := strings.CutSuffix(s, " CR"); ok {
+		neg, s = !neg, strings.TrimSpace(t)
+	} else if t, ok := strings.CutSuffix(s, " Cr"); ok {
+		neg, s = !neg, strings.TrimSpace(t)
+	}
 	for i := 0; i < 3; i++ {
 		before := s
 		for _, m := range []string{"-", "−", "–"} {

@@ -33,6 +33,8 @@ func TestParseNumber(t *testing.T) {
 		{"-£2,000.00", point, -2000, true},
 		{"(12.50)", point, -12.5, true},
 		{"35.00-", point, -35, true},
+		{"1,200.00 CR", point, -1200, true},
+		{"CR", point, 0, false},
 		{"−7,50", comma, -7.5, true},
 		{"-2", point, -2, true},
 		{"15.08.2024", comma, 0, false},

@@ -3,55 +3,63 @@ package extract
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 
 	"github.com/ledongthuc/pdf"
 )
 
-// readPDF counts the pages and lays out each page's text. The library
-// rejects truncated files (no xref, no trailer) at open time, which is
-// exactly when the upload should be reported as corrupt.
-func readPDF(ctx context.Context, data []byte, cfg config) (*Document, error) {
+// goPDFPages counts the pages and lays out each page's text with the
+// pure-Go reader. The library rejects truncated files (no xref, no
+// trailer) at open time, which is exactly when the upload should be
+// reported as corrupt. The page limit is checked before any page is read.
+//
+// The library panics on some malformed content streams; that panic is
+// turned into an internal_error here, not only by the guard around
+// Preprocess, so that poppler still gets its chance at the file.
+func goPDFPages(ctx context.Context, data []byte, cfg config) (n int, pages []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n, pages, err = 0, nil, newError(CodeInternal, fmt.Errorf("panic: %v", p), "the PDF reader failed")
+		}
+	}()
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, newError(CodeCorruptDocument, err, "unreadable PDF")
+		return 0, nil, newError(CodeCorruptDocument, err, "unreadable PDF")
 	}
-	n := r.NumPage()
+	n = r.NumPage()
 	if n <= 0 {
-		return nil, newError(CodeCorruptDocument, nil, "PDF has no pages")
+		return 0, nil, newError(CodeCorruptDocument, nil, "PDF has no pages")
 	}
 	if n > cfg.maxPages {
-		return nil, newError(CodeTooManyPages, nil, "PDF has %d pages, the limit is %d", n, cfg.maxPages)
+		return n, nil, tooManyPages(n, cfg)
 	}
-	pages := make([]string, 0, n)
-	hasText := false
+	pages = make([]string, 0, n)
 	for i := 1; i <= n; i++ {
 		if err := ctx.Err(); err != nil {
-			return nil, ctxError(err)
+			return 0, nil, ctxError(err)
 		}
 		p := r.Page(i)
 		if p.V.IsNull() {
-			return nil, newError(CodeCorruptDocument, nil, "PDF page %d is missing", i)
+			return 0, nil, newError(CodeCorruptDocument, nil, "PDF page %d is missing", i)
 		}
-		t := layoutPage(pageRuns(p))
-		if strings.TrimSpace(t) != "" {
-			hasText = true
-		}
-		pages = append(pages, t)
+		pages = append(pages, layoutPage(pageRuns(p)))
 	}
-	doc := &Document{ContentType: ctPDF, Pages: n}
-	if !hasText {
-		return doc, newError(CodeOCRUnavailable, nil, "the PDF has no text layer and OCR is not available")
-	}
-	doc.Text = strings.Join(pages, "\f")
-	return doc, nil
+	return n, pages, nil
 }
 
-// textRun is one string drawn by Tj/TJ, placed in page space.
+func tooManyPages(n int, cfg config) error {
+	return newError(CodeTooManyPages, nil, "PDF has %d pages, the limit is %d", n, cfg.maxPages)
+}
+
+// textRun is one string drawn by Tj/TJ, placed in page space, or one word
+// read by OCR or poppler. A Tj string may be part of a word, so runs are
+// glued when nothing separates them; whole words never are.
 type textRun struct {
 	x, y, end, size float64
 	text            string
+	word            bool
 }
 
 type matrix [6]float64 // a b c d e f, as in the PDF spec

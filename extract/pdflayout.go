@@ -76,7 +76,7 @@ func renderLine(l *layoutLine, unit float64) string {
 				b.WriteString(strings.Repeat(" ", pad))
 				col += pad
 				text = strings.TrimLeft(text, " ")
-			case gap > 0.12*r.size && !strings.HasSuffix(b.String(), " ") && !strings.HasPrefix(text, " "):
+			case (gap > 0.12*r.size || r.word) && !strings.HasSuffix(b.String(), " ") && !strings.HasPrefix(text, " "):
 				b.WriteByte(' ')
 				col++
 			}

@@ -35,7 +35,9 @@ func TestParseHeader(t *testing.T) {
 		{"Item #   Description    Qty   Rate   Amount", []role{roleSKU, roleDesc, roleQty, rolePrice, roleAmount}},
 		{"Item  Description  Qty  Amount", []role{roleSKU, roleDesc, roleQty, roleAmount}},
 		{"Service\tPeriod\tQty\tPrice\tTotal", []role{roleDesc, roleOther, roleQty, rolePrice, roleAmount}},
-		{"Description   Amount", nil},            // too few columns to be sure
+		{"Description   Amount", []role{roleDesc, roleAmount}}, // services: no quantity, no price
+		{"Notes   Total", nil},                   // nothing describes the item
+		{"Description   Remarks   Amount", nil},  // unknown column and no quantity or price
 		{"Qty   Unit Price   Amount", nil},       // nothing describes the item
 		{"Description   12   4.00   48.00", nil}, // a data row
 		{"Thank you for your business, total due within 30 days.", nil},

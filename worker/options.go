@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/extract"
 )
 
 type config struct {
@@ -19,6 +20,8 @@ type config struct {
 	hold        <-chan struct{}
 	afterClaim  func(ctx context.Context, item eventstore.WorkItem)
 	observe     func(phase, outcome string, took time.Duration)
+	extractor   extract.Extractor
+	extractOpts []extract.Option
 }
 
 // Option configures a Worker.
@@ -60,4 +63,14 @@ func AfterClaim(fn func(ctx context.Context, item eventstore.WorkItem)) Option {
 // (metrics build the processing latency histogram from it). Default: none.
 func Observe(fn func(phase, outcome string, took time.Duration)) Option {
 	return func(c *config) { c.observe = fn }
+}
+
+// Extractor sets what finds the line items after preprocessing, for example
+// an extract.Remote. Default extract.BuiltIn().
+func Extractor(e extract.Extractor) Option { return func(c *config) { c.extractor = e } }
+
+// ExtractOptions are passed to extract.Preprocess after the page limit
+// (OCR languages, tool paths). Default none.
+func ExtractOptions(opts ...extract.Option) Option {
+	return func(c *config) { c.extractOpts = append(c.extractOpts, opts...) }
 }

@@ -32,9 +32,12 @@ type Worker struct {
 
 // New makes a worker; Run starts it.
 func New(store *eventstore.Store, blobs blobstore.Store, opts ...Option) *Worker {
-	cfg := config{concurrency: 4, timeout: 2 * time.Minute, maxPages: 500, name: "worker"}
+	cfg := config{concurrency: 4, timeout: 2 * time.Minute, maxPages: 500, name: "worker", extractor: extract.BuiltIn()}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.extractor == nil {
+		cfg.extractor = extract.BuiltIn()
 	}
 	return &Worker{cfg: cfg, store: store, blobs: blobs, track: newTracker(), inflight: map[string]context.CancelFunc{}}
 }
@@ -226,8 +229,9 @@ func (w *Worker) run(ctx context.Context, item eventstore.WorkItem, claim string
 	if err != nil {
 		return nil, err
 	}
-	doc, err := extract.Preprocess(ctx, data, item.FileName, extract.MaxPages(w.cfg.maxPages))
-	if err != nil {
+	opts := append([]extract.Option{extract.MaxPages(w.cfg.maxPages)}, w.cfg.extractOpts...)
+	doc, err := extract.Preprocess(ctx, data, item.FileName, opts...)
+	if !extract.Proceeds(w.cfg.extractor, doc, err) {
 		return nil, err
 	}
 	var out []domain.Event
@@ -240,7 +244,7 @@ func (w *Worker) run(ctx context.Context, item eventstore.WorkItem, claim string
 	if item.Phase == domain.PhasePreprocess {
 		return out, nil
 	}
-	inv, err := extract.Extract(ctx, doc)
+	inv, err := w.cfg.extractor.ExtractItems(ctx, extract.Input{Doc: doc, Data: data, FileName: item.FileName})
 	if err != nil {
 		return out, err
 	}

@@ -75,6 +75,14 @@ type Config struct {
 	DocumentTimeout time.Duration
 	// MaxPages fails longer documents with too_many_pages. Default 500.
 	MaxPages int
+	// Extractor, when set, is the URL of an external extraction service
+	// that finds the line items instead of the built-in reader (contract
+	// in README, "Extraction"). Default "" (built-in).
+	Extractor string
+	// ExtractorTimeout bounds one request to --extractor. Default 30s.
+	ExtractorTimeout time.Duration
+	// OCRLanguages are Tesseract's languages, "+"-separated. Default "eng".
+	OCRLanguages string
 	// MaxUpload is the largest accepted document in bytes. Default 25 MiB.
 	MaxUpload int64
 	// StatusRate is the per-org limit of status requests per minute. Default 120.
@@ -159,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPages < 1 {
 		errs = append(errs, errors.New("--max-pages must be at least 1"))
+	}
+	if err := c.validateExtraction(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxUpload < 1 {
 		errs = append(errs, errors.New("--max-upload must be positive"))
@@ -285,9 +296,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
 	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
-	d, _ := time.ParseDuration(env("document-timeout", "2m"))
-	fs.DurationVar(&c.DocumentTimeout, "document-timeout", d, "time limit for one document")
-	integer(&c.MaxPages, "max-pages", 500, "page limit for one document")
+	c.bindExtractFlags(fs)
 	mu, _ := strconv.ParseInt(env("max-upload", strconv.FormatInt(blobstore.DefaultMaxSize, 10)), 10, 64)
 	fs.Int64Var(&c.MaxUpload, "max-upload", mu, "largest accepted document in bytes")
 	integer(&c.StatusRate, "status-rate", 120, "status requests per org per minute")

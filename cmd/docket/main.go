@@ -7,6 +7,8 @@
 //	docket events          print the event log as JSON lines (filters, --follow)
 //	docket replay          rebuild every view from offset 0 into a fresh directory, timed
 //	docket verify          compare a stopped node's views with a rebuild of the log
+//	docket extract FILE    print a document's line items as JSON (exit 1 with an error object)
+//	docket eval DIR        score extraction over DIR's *.expected.json (the corpus rule)
 package main
 
 import (
@@ -27,6 +29,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var st exitStatus
+		if errors.As(err, &st) {
+			os.Exit(int(st))
+		}
 		fmt.Fprintln(os.Stderr, "docket:", err)
 		os.Exit(2)
 	}
@@ -34,7 +40,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError("docket serve|orgs|bench|health|events|replay|verify [flags]")
+		return usageError("docket serve|orgs|bench|health|events|replay|verify|extract|eval [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -51,8 +57,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return replay(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return verify(ctx, args[1:], stdout, stderr)
+	case "extract":
+		return runExtract(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return runEval(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health|events|replay|verify [flags]; docket CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health|events|replay|verify|extract FILE|eval DIR [flags]; docket CMD -h for flags")
 		return nil
 	}
 	return usageError("unknown command %q", args[0])

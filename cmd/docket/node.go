@@ -19,6 +19,7 @@ import (
 	"github.com/docket/docket/blobstore"
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/extract"
 	"github.com/docket/docket/metrics"
 	"github.com/docket/docket/projections"
 	"github.com/docket/docket/webhook"
@@ -128,7 +129,12 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		n.goRun("webhooks", func() error { return dl.Run(runCtx) })
 	}
 	if roles[roleWorker] {
+		ex, err := cfg.extractor()
+		if err != nil {
+			return nil, err
+		}
 		w := worker.New(n.store, n.blobs,
+			worker.Extractor(ex), worker.ExtractOptions(extract.OCRLanguages(cfg.OCRLanguages)),
 			worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
 			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim),
 			worker.Observe(n.metrics.Processed))

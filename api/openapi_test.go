@@ -57,6 +57,9 @@ var routeTable = []string{
 	"DELETE /v1/webhook-endpoints/{id}",
 	"GET /v1/webhook-endpoints/{id}/deliveries",
 	"POST /v1/webhook-endpoints/{id}/deliveries/{notification_id}/retry",
+	"POST /v1/api-keys",
+	"GET /v1/api-keys",
+	"DELETE /v1/api-keys/{id}",
 }
 
 // routedBy reports whether the route table serves method on a concrete

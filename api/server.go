@@ -148,6 +148,9 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodGet, "/jobs/{jobId}", s.limited(s.getJob))
 	v1(http.MethodPost, "/jobs/{jobId}/cancel", s.cancelJob)
 	v1(http.MethodGet, "/jobs/{jobId}/events", s.limited(s.jobEvents))
+	v1(http.MethodPost, "/api-keys", s.createKey)
+	v1(http.MethodGet, "/api-keys", s.listKeys)
+	v1(http.MethodDelete, "/api-keys/{id}", s.revokeKey)
 	return s.recoverer(s.requestContext(r))
 }
 

@@ -258,11 +258,7 @@ func (n *node) ensureDefaultOrg(ctx context.Context) error {
 
 // newAPIKey makes a key and the event that records its hash.
 func newAPIKey(orgID, label string) (string, *domain.ApiKeyIssued) {
-	key := "dk_" + eventstore.Secret(30)
-	return key, &domain.ApiKeyIssued{
-		Meta: eventstore.NewMeta(orgID, "system", ""), KeyID: eventstore.NewID("key_"),
-		KeyHash: api.HashKey(key), Label: label,
-	}
+	return api.NewAPIKey(eventstore.NewMeta(orgID, "system", ""), label)
 }
 
 // close stops everything in reverse order of start.

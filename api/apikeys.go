@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,15 +48,27 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, fmt.Errorf("%w: send application/json", ErrUnsupportedMedia))
 			return
 		}
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
+		if err != nil {
 			writeError(w, r, jsonBodyError(err, `{"label": ...}`))
 			return
 		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			writeError(w, r, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid))
-			return
+		// An empty body is no label; anything else must be one object.
+		if raw = bytes.TrimSpace(raw); len(raw) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if raw[0] != '{' {
+				writeError(w, r, fmt.Errorf("%w: body must be {\"label\": ...}", ErrInvalid))
+				return
+			}
+			if err := dec.Decode(&req); err != nil {
+				writeError(w, r, jsonBodyError(err, `{"label": ...}`))
+				return
+			}
+			if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+				writeError(w, r, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid))
+				return
+			}
 		}
 	}
 	if err := validateLabel(req.Label); err != nil {

@@ -39,6 +39,15 @@ type Config struct {
 	// WebhookAllowPrivate and WebhookAllowLoopback relax the registration
 	// check of webhook URLs (delivery checks again). Default false.
 	WebhookAllowPrivate, WebhookAllowLoopback bool
+	// IPRate is how many /v1 requests one client address may make per
+	// minute on one node, checked before authentication. Default 3000.
+	IPRate int
+	// BodyIdleTimeout is how long a request body may stall between reads
+	// (408 after). Default 30 s.
+	BodyIdleTimeout time.Duration
+	// BodyTimeout bounds the whole body's arrival from the request's start.
+	// Default 5 minutes.
+	BodyTimeout time.Duration
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
 	PageSize int
@@ -58,6 +67,15 @@ func (c *Config) Validate() error {
 	if c.Rate == 0 {
 		c.Rate = 1200
 	}
+	if c.IPRate == 0 {
+		c.IPRate = 3000
+	}
+	if c.BodyIdleTimeout == 0 {
+		c.BodyIdleTimeout = 30 * time.Second
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = 5 * time.Minute
+	}
 	if c.WriteWait == 0 {
 		c.WriteWait = 10 * time.Second
 	}
@@ -73,8 +91,10 @@ func (c *Config) Validate() error {
 	switch {
 	case c.MaxUpload < 0:
 		return errorf("MaxUpload must be positive")
-	case c.StatusRate < 0 || c.Rate < 0:
-		return errorf("StatusRate and Rate must be positive")
+	case c.StatusRate < 0 || c.Rate < 0 || c.IPRate < 0:
+		return errorf("StatusRate, Rate and IPRate must be positive")
+	case c.BodyIdleTimeout < 0 || c.BodyTimeout < 0:
+		return errorf("BodyIdleTimeout and BodyTimeout must be positive")
 	case c.PageSize < 0 || c.PageSize > MaxPageSize:
 		return errorf("PageSize must be between 1 and %d", MaxPageSize)
 	}
@@ -90,6 +110,7 @@ type Server struct {
 	log     zerolog.Logger
 	limits  *limiter // status endpoints
 	general *limiter // every authenticated call
+	byIP    *limiter // every /v1 call, per client address
 	ready   func(context.Context) error
 }
 
@@ -100,7 +121,8 @@ func New(cfg Config, views *projections.Views, store *eventstore.Store, blobs bl
 	}
 	return &Server{
 		cfg: cfg, views: views, store: store, blobs: blobs, log: log,
-		limits: newLimiter(cfg.StatusRate, time.Minute), general: newLimiter(cfg.Rate, time.Minute), ready: ready,
+		limits: newLimiter(cfg.StatusRate, time.Minute), general: newLimiter(cfg.Rate, time.Minute),
+		byIP: newLimiter(cfg.IPRate, time.Minute), ready: ready,
 	}, nil
 }
 
@@ -119,7 +141,7 @@ func (s *Server) Handler() http.Handler {
 	// a mux subrouter the inherited /v1 prefix matcher of a later route
 	// clears an earlier route's method mismatch, turning 405 into 404.
 	v1 := func(method, path string, h http.HandlerFunc) {
-		r.Handle("/v1"+path, s.authenticate(s.limitedBy(s.general, h))).Methods(method)
+		r.Handle("/v1"+path, s.perIP(s.authenticate(s.limitedBy(s.general, h)))).Methods(method)
 	}
 	v1(http.MethodGet, "/batches", s.listBatches)
 	v1(http.MethodGet, "/batches/{batch_name}", s.limited(s.getBatch))
@@ -151,7 +173,7 @@ func (s *Server) Handler() http.Handler {
 	v1(http.MethodPost, "/api-keys", s.createKey)
 	v1(http.MethodGet, "/api-keys", s.listKeys)
 	v1(http.MethodDelete, "/api-keys/{id}", s.revokeKey)
-	return s.recoverer(s.requestContext(r))
+	return s.recoverer(s.requestContext(s.bodyDeadline(r)))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -136,7 +136,7 @@ func bodyError(err error) error {
 	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: body read timed out", ErrInvalid)
+		return fmt.Errorf("%w: %w", ErrRequestTimeout, err)
 	}
 	return fmt.Errorf("%w: reading body: %w", ErrInvalid, err)
 }

@@ -258,5 +258,9 @@ func jsonBodyError(err error, shape string) error {
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: %w", ErrRequestTimeout, err)
+	}
 	return fmt.Errorf("%w: body must be %s: %w", ErrInvalid, shape, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,8 +152,8 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	}
 	n.http = &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute,
+		ReadHeaderTimeout: cmp.Or(cfg.HeaderTimeout, 10*time.Second),
+		ReadTimeout:       cmp.Or(cfg.BodyTimeout, 5*time.Minute) + time.Minute, // a backstop; the API's body deadlines answer 408 first
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

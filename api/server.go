@@ -48,6 +48,10 @@ type Config struct {
 	// BodyTimeout bounds the whole body's arrival from the request's start.
 	// Default 5 minutes.
 	BodyTimeout time.Duration
+	// AppendTimeout bounds how long a write waits for the log to
+	// acknowledge its events before answering 503 (outcome unknown: the
+	// producer may still write them). Default 10 s.
+	AppendTimeout time.Duration
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
 	PageSize int
@@ -66,6 +70,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Rate == 0 {
 		c.Rate = 1200
+	}
+	if c.AppendTimeout == 0 {
+		c.AppendTimeout = 10 * time.Second
 	}
 	if c.IPRate == 0 {
 		c.IPRate = 3000
@@ -111,6 +118,7 @@ type Server struct {
 	limits  *limiter // status endpoints
 	general *limiter // every authenticated call
 	byIP    *limiter // every /v1 call, per client address
+	probe   *brokerProbe
 	ready   func(context.Context) error
 }
 
@@ -119,7 +127,11 @@ func New(cfg Config, views *projections.Views, store *eventstore.Store, blobs bl
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{
+	var probe *brokerProbe
+	if store != nil {
+		probe = &brokerProbe{checks: store.Client().Ping}
+	}
+	return &Server{probe: probe,
 		cfg: cfg, views: views, store: store, blobs: blobs, log: log,
 		limits: newLimiter(cfg.StatusRate, time.Minute), general: newLimiter(cfg.Rate, time.Minute),
 		byIP: newLimiter(cfg.IPRate, time.Minute), ready: ready,
@@ -141,7 +153,7 @@ func (s *Server) Handler() http.Handler {
 	// a mux subrouter the inherited /v1 prefix matcher of a later route
 	// clears an earlier route's method mismatch, turning 405 into 404.
 	v1 := func(method, path string, h http.HandlerFunc) {
-		r.Handle("/v1"+path, s.perIP(s.authenticate(s.limitedBy(s.general, h)))).Methods(method)
+		r.Handle("/v1"+path, s.perIP(s.authenticate(s.limitedBy(s.general, s.writable(h))))).Methods(method)
 	}
 	v1(http.MethodGet, "/batches", s.listBatches)
 	v1(http.MethodGet, "/batches/{batch_name}", s.limited(s.getBatch))

@@ -182,7 +182,7 @@ func (s *Server) uploadToBatch(w http.ResponseWriter, r *http.Request) {
 			Meta: s.meta(r), DocumentID: eventstore.NewID("doc_"), BatchName: &name, FileName: up.fileName,
 			ContentType: up.contentType, Size: up.blob.Size, BlobKey: up.blob.Key, Reference: optional(up.reference),
 		}
-		pos, err := s.store.Append(r.Context(), ev)
+		pos, err := s.append(r.Context(), ev)
 		if err != nil {
 			return result{}, err
 		}

@@ -37,8 +37,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 		writeJSON(w, res.status, res.body)
 		return
 	}
-	if len(key) > 255 || strings.ContainsFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
-		writeError(w, r, fmt.Errorf("%w: Idempotency-Key must be 1 to 255 printable ASCII characters", ErrInvalid))
+	if err := validIdempotencyKey(key); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	org := orgOf(r)
@@ -126,6 +126,15 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// validIdempotencyKey accepts 1 to 255 printable ASCII characters
+// (space included), the form the log records and the OpenAPI describes.
+func validIdempotencyKey(key string) error {
+	if key == "" || len(key) > 255 || strings.ContainsFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+		return fmt.Errorf("%w: Idempotency-Key must be 1 to 255 printable ASCII characters", ErrInvalid)
+	}
+	return nil
 }
 
 // meta stamps an event with the request's org, actor and request id.

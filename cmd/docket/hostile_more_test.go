@@ -191,3 +191,51 @@ func TestIPFlood(t *testing.T) {
 		}
 	}
 }
+
+// TestUnicodeEdgeCases: references and file names at the edges of Unicode
+// round-trip byte for byte (no normalisation, so NFC and NFD spellings stay
+// distinct); what cannot be stored faithfully is refused with a 4xx and
+// records nothing.
+func TestUnicodeEdgeCases(t *testing.T) {
+	t.Parallel()
+	tn := setup(t)
+	auth := "Bearer " + tn.key
+	for _, ref := range []string{
+		"caf\u00e9", "cafe\u0301", "😀👍🏽👨‍👩‍👧", "\u202eevil\u202c", "\u200b\u200d\ufeff", "日本語の請求書",
+		strings.Repeat("😀", 256), "\U0010fffd", "a\u00a0b", "x" + strings.Repeat("\u0301", 200),
+	} {
+		d, code := tn.upload("uni", "f.txt", textInvoice(1), ref)
+		if code != http.StatusCreated || d.Reference == nil || *d.Reference != ref {
+			t.Fatalf("reference %q: %d %+v", ref, code, d.Reference)
+		}
+		var again docView
+		if tn.get("/v1/documents/"+d.ID, &again) != http.StatusOK || again.Reference == nil || *again.Reference != ref {
+			t.Fatalf("reference %q read back as %v", ref, again.Reference)
+		}
+	}
+	before := tn.logEnd()
+	for _, ref := range []string{strings.Repeat("😀", 257), "a\u0085b", "a\u009fb", "\xed\xa0\x80", "a\x00"} {
+		body, ct := multipartBody(t, "f.txt", textInvoice(1), ref)
+		tn.call("POST", "/v1/batches/uni/documents", auth, body, ct, nil).envelope(t, http.StatusBadRequest, "invalid_request")
+	}
+	for _, key := range []string{"clé", "a\u200bb"} {
+		body, ct := multipartBody(t, "f.txt", textInvoice(1), "")
+		tn.call("POST", "/v1/batches/uni/documents", auth, body, ct, map[string]string{"Idempotency-Key": key}).envelope(t, http.StatusBadRequest, "invalid_request")
+	}
+	for _, name := range []string{"caf%C3%A9", "%F0%9F%98%80", "a%E2%80%AEb", "%C3%A9t%C3%A9"} {
+		tn.call("GET", "/v1/batches/"+name, auth, nil, "", nil).envelope(t, http.StatusNotFound, "not_found")
+	}
+	if end := tn.logEnd(); end != before {
+		t.Fatalf("refused unicode moved the log from %d to %d", before, end)
+	}
+	// File names keep their Unicode, lose control characters and paths.
+	for sent, stored := range map[string]string{"r\u00e9sum\u00e9.pdf": "r\u00e9sum\u00e9.pdf", "😀/../../x.txt": "x.txt", "a\u202eb.txt": "a\u202eb.txt"} {
+		body, ct := rawMultipart(t, part{"file", sent, "content"})
+		var d docView
+		tn.call("POST", "/v1/batches/uni/documents", auth, body, ct, nil).decode(t, http.StatusCreated, &d)
+		if d.FileName != stored {
+			t.Fatalf("file name %q stored as %q", sent, d.FileName)
+		}
+	}
+	tn.verify()
+}

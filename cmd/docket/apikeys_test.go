@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,4 +162,84 @@ func TestAPIKeyRevocation(t *testing.T) {
 	}
 	a.verify()
 	b.verify()
+}
+
+// runOrgs runs `docket orgs ...` against tn's brokers and topics.
+func (tn *testNode) runOrgs(args ...string) (string, error) {
+	var out, errw bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args = append(args, "--kafka-brokers", strings.Join(tn.n.store.Seeds(), ","), "--topic-prefix", tn.cfg.TopicPrefix)
+	err := orgs(ctx, args, &out, &errw)
+	return out.String(), err
+}
+
+// TestOrgsKeyCommands: the operator issues and revokes keys from the
+// command line, through the log, as the API does.
+func TestOrgsKeyCommands(t *testing.T) {
+	t.Parallel()
+	tn := setup(t)
+	first := tn.createOrg("ops")
+	out, err := tn.runOrgs("issue-key", "ops", "--label", "break glass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, second, _ := strings.Cut(out, "api key: ")
+	second = strings.TrimSpace(second)
+	p := tn.n.store.PartitionFor(domain.OrgID("ops"))
+	waitKey := func(key string, want int) {
+		t.Helper()
+		tn.waitFor(func() bool {
+			if tn.call("GET", "/v1/api-keys", "Bearer "+key, nil, "", nil).code == want {
+				return true
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			_ = tn.n.views.WaitFor(ctx, nextPosition(tn.n.views.Offsets(), p))
+			return false
+		})
+	}
+	waitKey(second, http.StatusOK)
+	var list struct {
+		Keys []keyView `json:"api_keys"`
+	}
+	tn.call("GET", "/v1/api-keys", "Bearer "+second, nil, "", nil).decode(t, http.StatusOK, &list)
+	var firstID string
+	for _, k := range list.Keys {
+		if k.Label != "break glass" {
+			firstID = k.ID
+		}
+	}
+	if len(list.Keys) != 2 || firstID == "" {
+		t.Fatalf("keys %+v", list.Keys)
+	}
+	if _, err := tn.runOrgs("revoke-key", "ops", firstID); err != nil {
+		t.Fatal(err)
+	}
+	waitKey(first, http.StatusUnauthorized)
+	tn.call("GET", "/v1/api-keys", "Bearer "+second, nil, "", nil).decode(t, http.StatusOK, &list)
+	// Again: a no-op that says so; unknown keys, other orgs' keys and
+	// unknown orgs are errors.
+	if _, err := tn.runOrgs("revoke-key", "ops", firstID); err != nil {
+		t.Fatalf("second revoke: %v", err)
+	}
+	var defKeys struct {
+		Keys []keyView `json:"api_keys"`
+	}
+	tn.call("GET", "/v1/api-keys", "Bearer "+tn.key, nil, "", nil).decode(t, http.StatusOK, &defKeys)
+	for _, id := range []string{"key_nosuch", defKeys.Keys[0].ID} {
+		if _, err := tn.runOrgs("revoke-key", "ops", id); !errors.Is(err, domain.ErrUnknownKey) {
+			t.Fatalf("revoke %s: %v", id, err)
+		}
+	}
+	if _, err := tn.runOrgs("issue-key", "nosuch"); err == nil {
+		t.Fatal("issue-key for an unknown org succeeded")
+	}
+	if _, err := tn.runOrgs("revoke-key", "ops"); err == nil {
+		t.Fatal("revoke-key without an id succeeded")
+	}
+	tn.call("GET", "/v1/api-keys", "Bearer "+tn.key, nil, "", nil).decode(t, http.StatusOK, &defKeys)
+	if defKeys.Keys[0].Revoked {
+		t.Fatal("the default org's key was revoked through another org")
+	}
 }

@@ -50,7 +50,8 @@ type Config struct {
 	BodyTimeout time.Duration
 	// AppendTimeout bounds how long a write waits for the log to
 	// acknowledge its events before answering 503 (outcome unknown: the
-	// producer may still write them). Default 10 s.
+	// producer may still write them). Longer than a Kafka leader
+	// election, so a broker failover does not cost writes. Default 30 s.
 	AppendTimeout time.Duration
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
@@ -72,7 +73,7 @@ func (c *Config) Validate() error {
 		c.Rate = 1200
 	}
 	if c.AppendTimeout == 0 {
-		c.AppendTimeout = 10 * time.Second
+		c.AppendTimeout = 30 * time.Second
 	}
 	if c.IPRate == 0 {
 		c.IPRate = 3000

@@ -79,6 +79,10 @@ type Config struct {
 	// IPRate is the per-client-address limit of /v1 requests per minute,
 	// checked before the API key. Default 3000.
 	IPRate int
+	// AppendTimeout bounds how long a write waits for the log's
+	// acknowledgement before answering 503 with its outcome unknown.
+	// Default 30s.
+	AppendTimeout time.Duration
 	// HeaderTimeout bounds the arrival of a request's headers. Default 10s.
 	HeaderTimeout time.Duration
 	// BodyIdleTimeout is how long a request body may stall (then 408).
@@ -162,8 +166,8 @@ func (c *Config) Validate() error {
 	if c.MaxUpload < 1 {
 		errs = append(errs, errors.New("--max-upload must be positive"))
 	}
-	if c.IPRate < 0 || c.HeaderTimeout < 0 || c.BodyIdleTimeout < 0 || c.BodyTimeout < 0 {
-		errs = append(errs, errors.New("--ip-rate, --header-timeout, --body-idle-timeout and --body-timeout must not be negative"))
+	if c.IPRate < 0 || c.HeaderTimeout < 0 || c.BodyIdleTimeout < 0 || c.BodyTimeout < 0 || c.AppendTimeout < 0 {
+		errs = append(errs, errors.New("--ip-rate, --header-timeout, --body-idle-timeout, --body-timeout and --append-timeout must not be negative"))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, errors.New("--log-format must be json or console"))
@@ -299,6 +303,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 		fs.DurationVar(p, name, v, usage)
 	}
 	dur(&c.HeaderTimeout, "header-timeout", "10s", "time limit for a request's headers")
+	dur(&c.AppendTimeout, "append-timeout", "30s", "time a write waits for the log before answering 503")
 	dur(&c.BodyIdleTimeout, "body-idle-timeout", "30s", "time a request body may stall")
 	dur(&c.BodyTimeout, "body-timeout", "5m", "time limit for a request body")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
@@ -328,7 +333,7 @@ func env(name, def string) string {
 
 func (c *Config) apiConfig(handles *api.Signer) api.Config {
 	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, IPRate: c.IPRate,
-		BodyIdleTimeout: c.BodyIdleTimeout, BodyTimeout: c.BodyTimeout, Handles: handles, StallAfter: c.StallAfter,
+		BodyIdleTimeout: c.BodyIdleTimeout, BodyTimeout: c.BodyTimeout, AppendTimeout: c.AppendTimeout, Handles: handles, StallAfter: c.StallAfter,
 		WebhookAllowPrivate: c.WebhookAllowPrivate, WebhookAllowLoopback: c.WebhookAllowLoopback}
 }
 

@@ -24,7 +24,7 @@ func TestBrokerOutage(t *testing.T) {
 	}
 	addr := broker.Addr()
 	defer func() { broker.Close() }()
-	tn := setup(t, func(c *Config) { c.KafkaBrokers = addr })
+	tn := setup(t, func(c *Config) { c.KafkaBrokers, c.AppendTimeout = addr, 5*time.Second })
 	auth := "Bearer " + tn.key
 
 	accepted := map[string]bool{}

@@ -61,7 +61,7 @@ PYTHONPATH=scripts SCHEMATHESIS_HOOKS=schemathesis_hooks "$VENV/bin/schemathesis
 	--checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
 	--phases examples,coverage,fuzzing \
 	--max-examples "$MAX_EXAMPLES" --seed "$SEED" --workers "$WORKERS" \
-	--request-timeout 10 --no-color --suppress-health-check all --generation-with-security-parameters false \
+	--request-timeout 10 --generation-database none --no-color --suppress-health-check all --generation-with-security-parameters false \
 	--exclude-operation-id revokeApiKey \
 	--report junit,har --report-dir "${ST_REPORT_DIR:-.cache/schemathesis-report}" || rc=$?
 if [ "$rc" -ne 0 ]; then

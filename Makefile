@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/docket
 PKGS    := ./...
 
-.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz test-console
+.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz test-console api-fuzz soak
 
 all: build
 
@@ -74,6 +74,18 @@ test-console:
 FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
+
+# Property-based API fuzzing: Schemathesis (pip, into .cache/schemathesis)
+# runs every operation of /openapi.json against a live node.
+# ST_MAX_EXAMPLES per operation (default 25).
+api-fuzz:
+	GO=$(GO) scripts/schemathesis.sh
+
+# The crash soak on demand: KILLS SIGKILLs of a loaded node (CI runs 4 in
+# make test).
+KILLS ?= 50
+soak:
+	DOCKET_SOAK_KILLS=$(KILLS) $(GO) test -count=1 -timeout 60m -run '^TestCrashSoak$$' -v ./cmd/docket/
 
 # Benchmarks: the end-to-end lifecycle (closed loop for throughput, open
 # loop at 100 documents/s for latency) and the Go micro-benchmarks.

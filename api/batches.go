@@ -193,7 +193,7 @@ func (s *Server) processBatch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if len(events) > 0 {
-			pos, err := s.store.Append(r.Context(), events...)
+			pos, err := s.append(r.Context(), events...)
 			if err != nil {
 				return result{}, err
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 
 	"github.com/docket/docket/blobstore"
@@ -24,6 +25,7 @@ var (
 	ErrIdempotencyInFlight = errors.New("api: a request with this idempotency key is still in progress")
 	ErrMethodNotAllowed    = errors.New("api: method not allowed")
 	ErrUnavailable         = errors.New("api: temporarily unavailable")
+	ErrRequestTimeout      = errors.New("api: request body not received in time")
 	errInternal            = errors.New("api: internal error")
 )
 
@@ -49,6 +51,8 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "payload_too_large"
 	case errors.Is(err, blobstore.ErrEmpty):
 		return http.StatusBadRequest, "empty_file"
+	case errors.Is(err, ErrRequestTimeout), errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusRequestTimeout, "request_timeout"
 	case errors.Is(err, ErrInvalid), domain.IsInvalid(err), blobstore.IsClientError(err), errors.Is(err, projections.ErrBadCursor):
 		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, ErrUnsupportedMedia):
@@ -85,6 +89,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := errorResponse(err, requestID(r))
 	if status == http.StatusInternalServerError {
 		logger(r).Error().Err(err).Msg("internal error")
+	}
+	if status == http.StatusRequestTimeout {
+		// The rest of the body may still come: do not read it as a request.
+		w.Header().Set("Connection", "close")
 	}
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(2))

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -36,8 +37,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 		writeJSON(w, res.status, res.body)
 		return
 	}
-	if len(key) > 255 || strings.ContainsFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
-		writeError(w, r, fmt.Errorf("%w: Idempotency-Key must be 1 to 255 printable ASCII characters", ErrInvalid))
+	if err := validIdempotencyKey(key); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	org := orgOf(r)
@@ -102,11 +103,19 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 	if status >= 500 {
 		done = &domain.IdempotencyKeyReleased{Meta: s.meta(r), Key: key, ClaimID: claim}
 	}
+	if errors.Is(err, errOutcomeUnknown) {
+		// The command's events may still be written: releasing the key
+		// would let a retry do it twice. The claim stays (retries get 409)
+		// until it expires (domain.IdempotencyClaimTimeout).
+		done = nil
+	}
 	// Answer only once the local views hold the record (read your writes):
 	// a client retrying right after this answer must get the replay, not
 	// "in progress".
 	ctx := context.WithoutCancel(r.Context())
-	if pos, aerr := s.store.Append(ctx, done); aerr != nil {
+	if done == nil {
+		logger(r).Warn().Err(err).Msg("write outcome unknown; the idempotency claim expires by itself")
+	} else if pos, aerr := s.append(ctx, done); aerr != nil {
 		logger(r).Warn().Err(aerr).Msg("idempotency record not stored; the claim expires by itself")
 	} else {
 		_ = s.wait(ctx, pos)
@@ -119,6 +128,15 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 	_, _ = w.Write(body)
 }
 
+// validIdempotencyKey accepts 1 to 255 printable ASCII characters
+// (space included), the form the log records and the OpenAPI describes.
+func validIdempotencyKey(key string) error {
+	if key == "" || len(key) > 255 || strings.ContainsFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
+		return fmt.Errorf("%w: Idempotency-Key must be 1 to 255 printable ASCII characters", ErrInvalid)
+	}
+	return nil
+}
+
 // meta stamps an event with the request's org, actor and request id.
 func (s *Server) meta(r *http.Request) domain.Meta {
 	return eventstore.NewMeta(orgOf(r), actorOf(r), requestID(r))
@@ -128,7 +146,7 @@ func (s *Server) meta(r *http.Request) domain.Meta {
 // A write that was appended is accepted even if the wait times out; the
 // caller decides how to answer then (see wait).
 func (s *Server) appendAndWait(ctx context.Context, events ...domain.Event) error {
-	pos, err := s.store.Append(ctx, events...)
+	pos, err := s.append(ctx, events...)
 	if err != nil {
 		return err
 	}
@@ -139,7 +157,7 @@ func (s *Server) appendAndWait(ctx context.Context, events ...domain.Event) erro
 // fails the request, a slow view does not (the write is accepted and the
 // views catch up).
 func (s *Server) appendAccepted(ctx context.Context, events ...domain.Event) error {
-	pos, err := s.store.Append(ctx, events...)
+	pos, err := s.append(ctx, events...)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,20 @@ type Config struct {
 	// ReadyMaxLag is how many events the views may trail the log on any
 	// partition before /readyz answers 503. Default 10000.
 	ReadyMaxLag int64
+	// IPRate is how many /v1 requests one client address may make per
+	// minute on one node, checked before authentication. Default 3000.
+	IPRate int
+	// BodyIdleTimeout is how long a request body may stall between reads
+	// (408 after). Default 30 s.
+	BodyIdleTimeout time.Duration
+	// BodyTimeout bounds the whole body's arrival from the request's start.
+	// Default 5 minutes.
+	BodyTimeout time.Duration
+	// AppendTimeout bounds how long a write waits for the log to
+	// acknowledge its events before answering 503 (outcome unknown: the
+	// producer may still write them). Longer than a Kafka leader
+	// election, so a broker failover does not cost writes. Default 30 s.
+	AppendTimeout time.Duration
 	// PageSize is the default page length of listings. Default 50; at most
 	// MaxPageSize (1000).
 	PageSize int
@@ -64,6 +78,18 @@ func (c *Config) Validate() error {
 	if c.Rate == 0 {
 		c.Rate = 1200
 	}
+	if c.AppendTimeout == 0 {
+		c.AppendTimeout = 30 * time.Second
+	}
+	if c.IPRate == 0 {
+		c.IPRate = 3000
+	}
+	if c.BodyIdleTimeout == 0 {
+		c.BodyIdleTimeout = 30 * time.Second
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = 5 * time.Minute
+	}
 	if c.WriteWait == 0 {
 		c.WriteWait = 10 * time.Second
 	}
@@ -82,8 +108,10 @@ func (c *Config) Validate() error {
 	switch {
 	case c.MaxUpload < 0:
 		return errorf("MaxUpload must be positive")
-	case c.StatusRate < 0 || c.Rate < 0:
-		return errorf("StatusRate and Rate must be positive")
+	case c.StatusRate < 0 || c.Rate < 0 || c.IPRate < 0:
+		return errorf("StatusRate, Rate and IPRate must be positive")
+	case c.BodyIdleTimeout < 0 || c.BodyTimeout < 0:
+		return errorf("BodyIdleTimeout and BodyTimeout must be positive")
 	case c.PageSize < 0 || c.PageSize > MaxPageSize:
 		return errorf("PageSize must be between 1 and %d", MaxPageSize)
 	}
@@ -99,6 +127,8 @@ type Server struct {
 	log     zerolog.Logger
 	limits  *limiter // status endpoints
 	general *limiter // every authenticated call
+	byIP    *limiter // every /v1 call, per client address
+	probe   *brokerProbe
 	ready   func(context.Context) error
 	// asOf is set on the copies that answer a time-travel request (at).
 	asOf time.Time
@@ -109,9 +139,14 @@ func New(cfg Config, views *projections.Views, store *eventstore.Store, blobs bl
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{
+	var probe *brokerProbe
+	if store != nil {
+		probe = &brokerProbe{checks: store.Client().Ping}
+	}
+	return &Server{probe: probe,
 		cfg: cfg, views: views, store: store, blobs: blobs, log: log,
-		limits: newLimiter(cfg.StatusRate, time.Minute), general: newLimiter(cfg.Rate, time.Minute), ready: ready,
+		limits: newLimiter(cfg.StatusRate, time.Minute), general: newLimiter(cfg.Rate, time.Minute),
+		byIP: newLimiter(cfg.IPRate, time.Minute), ready: ready,
 	}, nil
 }
 
@@ -134,7 +169,7 @@ func (s *Server) Handler() http.Handler {
 	// a mux subrouter the inherited /v1 prefix matcher of a later route
 	// clears an earlier route's method mismatch, turning 405 into 404.
 	v1 := func(method, path string, h http.HandlerFunc) {
-		r.Handle("/v1"+path, s.authenticate(s.limitedBy(s.general, h))).Methods(method)
+		r.Handle("/v1"+path, s.perIP(s.authenticate(s.limitedBy(s.general, s.writable(h))))).Methods(method)
 	}
 	v1(http.MethodGet, "/batches", s.listBatches)
 	v1(http.MethodGet, "/batches/{batch_name}", s.limited(s.getBatch))
@@ -171,7 +206,10 @@ func (s *Server) Handler() http.Handler {
 	r.HandleFunc("/v1/schemas/{name}", serveSchema).Methods(http.MethodGet)
 	// The recoverer sits inside requestContext, so a panic's 500 is logged
 	// and counted like any answer.
-	return s.requestContext(s.recoverer(r))
+	v1(http.MethodPost, "/api-keys", s.createKey)
+	v1(http.MethodGet, "/api-keys", s.listKeys)
+	v1(http.MethodDelete, "/api-keys/{id}", s.revokeKey)
+	return s.requestContext(s.recoverer(s.bodyDeadline(r)))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -136,7 +136,7 @@ func bodyError(err error) error {
 	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: body read timed out", ErrInvalid)
+		return fmt.Errorf("%w: %w", ErrRequestTimeout, err)
 	}
 	return fmt.Errorf("%w: reading body: %w", ErrInvalid, err)
 }
@@ -183,7 +183,7 @@ func (s *Server) uploadToBatch(w http.ResponseWriter, r *http.Request) {
 			ContentType: up.contentType, Size: up.blob.Size, BlobKey: up.blob.Key, Reference: optional(up.reference),
 		}
 		annotate(r, "document", ev.DocumentID)
-		pos, err := s.store.Append(r.Context(), ev)
+		pos, err := s.append(r.Context(), ev)
 		if err != nil {
 			return result{}, err
 		}

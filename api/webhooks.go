@@ -100,6 +100,12 @@ func (s *Server) batchDeliveries(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// An unknown batch (or another org's) is 404 as on every batch route,
+	// not an empty list.
+	if _, err := s.views.Batch(orgOf(r), name); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	ns, err := s.views.BatchNotifications(orgOf(r), name)
 	if err != nil {
 		writeError(w, r, err)
@@ -257,6 +263,10 @@ func jsonBodyError(err error, shape string) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: %w", ErrRequestTimeout, err)
 	}
 	return fmt.Errorf("%w: body must be %s: %w", ErrInvalid, shape, err)
 }

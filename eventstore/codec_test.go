@@ -34,7 +34,7 @@ func codecForTest(t *testing.T) *eventstore.Codec {
 
 // codecFill sets every field of the struct v to a distinct non-zero value.
 // Pointers (the nullable fields) are set when withPointers, else left nil.
-func codecFill(t *testing.T, v reflect.Value, seed *int, withPointers bool) {
+func codecFill(t testing.TB, v reflect.Value, seed *int, withPointers bool) {
 	t.Helper()
 	for i := range v.NumField() {
 		f, sf := v.Field(i), v.Type().Field(i)
@@ -84,7 +84,7 @@ func codecFill(t *testing.T, v reflect.Value, seed *int, withPointers bool) {
 }
 
 // codecSamples returns every catalogue type, fully populated.
-func codecSamples(t *testing.T, withPointers bool) []domain.Event {
+func codecSamples(t testing.TB, withPointers bool) []domain.Event {
 	t.Helper()
 	var out []domain.Event
 	seed := 0

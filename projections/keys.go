@@ -15,6 +15,7 @@ import (
 //	org/<org>                         organisation
 //	k/<key hash>                      api key by hash
 //	kid/<key id>                      key hash by key id
+//	ko/<org>/<key id>                 key hash, per org
 //	i/<org>/<idempotency key>         idempotency record
 //	j/<org>/<job>                     job view
 //	dj/<org>/<doc>/<job>              jobs covering a document
@@ -42,6 +43,7 @@ func orgKey(org string) []byte             { return []byte("org/" + org) }
 func apiKeyKey(hash string) []byte         { return []byte("k/" + hash) }
 func apiKeyIDKey(id string) []byte         { return []byte("kid/" + id) }
 func idemKey(org, key string) []byte       { return []byte("i/" + org + "/" + key) }
+func orgAPIKeyKey(org, id string) []byte   { return []byte("ko/" + org + "/" + id) }
 func memberKey(org, name string, seq int64, doc string) []byte {
 	return []byte(fmt.Sprintf("bd/%s/%s/%016x/%s", org, name, seq, doc))
 }

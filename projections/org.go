@@ -55,5 +55,9 @@ func applyKey(tx *Tx, hash string, e domain.Event) error {
 	if err := tx.put(apiKeyIDKey(k.ID), k.Hash); err != nil {
 		return err
 	}
+	// The org index lets an org list and revoke its keys by id.
+	if err := tx.put(orgAPIKeyKey(k.OrgID, k.ID), k.Hash); err != nil {
+		return err
+	}
 	return tx.put(apiKeyKey(k.Hash), k)
 }

@@ -83,7 +83,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := Config{
 		DataDir: dir, Listen: "127.0.0.1:0", BrokerListen: "127.0.0.1:0", KafkaBrokers: *brokers,
 		TopicPrefix: "bench-" + eventstore.NewID(""), Partitions: 12, WorkerConcurrency: *workers,
-		DocumentTimeout: time.Minute, MaxPages: 50, MaxUpload: 1 << 20, StatusRate: 120, Rate: 1 << 30, LogFormat: "json", LogLevel: "error",
+		DocumentTimeout: time.Minute, MaxPages: 50, MaxUpload: 1 << 20, StatusRate: 120, Rate: 1 << 30, IPRate: 1 << 30, LogFormat: "json", LogLevel: "error",
 	}
 	tr := newTracker()
 	n, err := startNodeWith(ctx, cfg, zerolog.New(stderr).Level(zerolog.ErrorLevel), projections.OnApplied(tr.applied))

@@ -89,6 +89,21 @@ type Config struct {
 	StatusRate int
 	// Rate is the per-org limit of all requests per minute. Default 1200.
 	Rate int
+	// IPRate is the per-client-address limit of /v1 requests per minute,
+	// checked before the API key. Default 3000.
+	IPRate int
+	// AppendTimeout bounds how long a write waits for the log's
+	// acknowledgement before answering 503 with its outcome unknown.
+	// Default 30s.
+	AppendTimeout time.Duration
+	// HeaderTimeout bounds the arrival of a request's headers. Default 10s.
+	HeaderTimeout time.Duration
+	// BodyIdleTimeout is how long a request body may stall (then 408).
+	// Default 30s.
+	BodyIdleTimeout time.Duration
+	// BodyTimeout bounds a request body's arrival as a whole (then 408).
+	// Default 5m.
+	BodyTimeout time.Duration
 	// HandleKeys signs job handles: "kid:base64secret,..." (the first signs,
 	// all verify, so keys can rotate). Nodes of one deployment must share
 	// them. Default "": a key generated on first start and kept in
@@ -176,6 +191,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadyMaxLag < 0 {
 		errs = append(errs, errors.New("--ready-max-lag must not be negative"))
+	}
+	if c.IPRate < 0 || c.HeaderTimeout < 0 || c.BodyIdleTimeout < 0 || c.BodyTimeout < 0 || c.AppendTimeout < 0 {
+		errs = append(errs, errors.New("--ip-rate, --header-timeout, --body-idle-timeout, --body-timeout and --append-timeout must not be negative"))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, errors.New("--log-format must be json or console"))
@@ -301,6 +319,18 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxUpload, "max-upload", mu, "largest accepted document in bytes")
 	integer(&c.StatusRate, "status-rate", 120, "status requests per org per minute")
 	integer(&c.Rate, "rate", 1200, "requests of any kind per org per minute")
+	integer(&c.IPRate, "ip-rate", 3000, "/v1 requests per client address per minute")
+	dur := func(p *time.Duration, name, def, usage string) {
+		v, err := time.ParseDuration(env(name, def))
+		if err != nil {
+			v, _ = time.ParseDuration(def)
+		}
+		fs.DurationVar(p, name, v, usage)
+	}
+	dur(&c.HeaderTimeout, "header-timeout", "10s", "time limit for a request's headers")
+	dur(&c.AppendTimeout, "append-timeout", "30s", "time a write waits for the log before answering 503")
+	dur(&c.BodyIdleTimeout, "body-idle-timeout", "30s", "time a request body may stall")
+	dur(&c.BodyTimeout, "body-timeout", "5m", "time limit for a request body")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))
 	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")
@@ -329,7 +359,8 @@ func env(name, def string) string {
 }
 
 func (c *Config) apiConfig(handles *api.Signer) api.Config {
-	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, Handles: handles, StallAfter: c.StallAfter,
+	return api.Config{MaxUpload: c.MaxUpload, StatusRate: c.StatusRate, Rate: c.Rate, IPRate: c.IPRate,
+		BodyIdleTimeout: c.BodyIdleTimeout, BodyTimeout: c.BodyTimeout, AppendTimeout: c.AppendTimeout, Handles: handles, StallAfter: c.StallAfter,
 		WebhookAllowPrivate: c.WebhookAllowPrivate, WebhookAllowLoopback: c.WebhookAllowLoopback, ReadyMaxLag: int64(c.ReadyMaxLag)}
 }
 

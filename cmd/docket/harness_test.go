@@ -59,7 +59,7 @@ func testConfig(t *testing.T) Config {
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", BrokerListen: "127.0.0.1:0",
 		KafkaBrokers: os.Getenv(brokersEnv), TopicPrefix: "e2e-" + hex.EncodeToString(b[:]),
 		Partitions: 4, WorkerConcurrency: 4, DocumentTimeout: 30 * time.Second, MaxPages: 50,
-		MaxUpload: 1 << 20, StatusRate: 100000, Rate: 1000000, LogFormat: "json", LogLevel: "warn",
+		MaxUpload: 1 << 20, StatusRate: 100000, Rate: 1000000, IPRate: 1000000, LogFormat: "json", LogLevel: "warn",
 	}
 	// With a test S3 server (scripts/s3/s3.sh), documents go there, under
 	// a prefix of their own, as they would on a multi-node deployment.

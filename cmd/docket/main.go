@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "eval":
 		return runEval(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: docket serve|orgs create NAME|bench|health|events|replay|verify|extract FILE|eval DIR [flags]; docket CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create|issue-key|revoke-key NAME|bench|health|events|replay|verify|extract FILE|eval DIR [flags]; docket CMD -h for flags")
 		return nil
 	}
 	return usageError("unknown command %q", args[0])

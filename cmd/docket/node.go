@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,8 +174,8 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	}
 	n.http = &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute,
+		ReadHeaderTimeout: cmp.Or(cfg.HeaderTimeout, 10*time.Second),
+		ReadTimeout:       cmp.Or(cfg.BodyTimeout, 5*time.Minute) + time.Minute, // a backstop; the API's body deadlines answer 408 first
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -280,11 +281,7 @@ func (n *node) ensureDefaultOrg(ctx context.Context) error {
 
 // newAPIKey makes a key and the event that records its hash.
 func newAPIKey(orgID, label string) (string, *domain.ApiKeyIssued) {
-	key := "dk_" + eventstore.Secret(30)
-	return key, &domain.ApiKeyIssued{
-		Meta: eventstore.NewMeta(orgID, "system", ""), KeyID: eventstore.NewID("key_"),
-		KeyHash: api.HashKey(key), Label: label,
-	}
+	return api.NewAPIKey(eventstore.NewMeta(orgID, "system", ""), label)
 }
 
 // close stops everything in reverse order of start.

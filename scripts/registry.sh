@@ -50,7 +50,7 @@ fetch() {
 }
 
 start() {
-	local port url pid
+	local port url pid t0=$SECONDS
 	[ -f "$BUILD/registry-runner.jar" ] || die "not built: scripts/registry.sh fetch"
 	if [ -f "$DIR/pid" ] && kill -0 "$(cat "$DIR/pid")" 2>/dev/null; then
 		die "already running (pid $(cat "$DIR/pid")): scripts/registry.sh stop"
@@ -65,6 +65,7 @@ start() {
 	for _ in $(seq $((START_TIMEOUT * 2))); do
 		if curl -sf "$url/subjects" >/dev/null 2>&1; then
 			warm "$url"
+			log "ready after $((SECONDS - t0))s (log: $DIR/registry.log)"
 			echo "$url" >"$DIR/url"
 			echo "$url"
 			return 0

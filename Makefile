@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/docket
 PKGS    := ./...
 
-.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz test-console api-fuzz soak
+.PHONY: all build run test vet bench clean kafka-fetch kafka-start kafka-stop kafka-status test-kafka test-cluster s3-start s3-stop test-s3 fuzz test-console api-fuzz soak registry-fetch test-registry
 
 all: build
 
@@ -52,6 +52,17 @@ test-kafka:
 # with SIGKILL (worker, duties owner, a broker).
 test-cluster:
 	TEST_KAFKA_PKGS=./cmd/docket/ TEST_KAFKA_FLAGS='-run ^TestCluster -v' GO=$(GO) scripts/test-kafka.sh 3
+
+# The Confluent wire format tests (TestConfluentWireFormat,
+# TestConfluentMigration) against a real schema registry on a real Kafka
+# broker: Apicurio Registry, built from Maven artifacts into .cache/registry/
+# (in-memory storage; needs Java 17+ and Maven). Starts the registry and a
+# broker unless they run, and stops what it started, also on failure.
+registry-fetch:
+	scripts/registry.sh fetch
+
+test-registry:
+	GO=$(GO) scripts/registry.sh test
 
 # A local S3-compatible server (versitygw, built from the Go module proxy
 # into .cache/s3/), and the blob store suite against it.

@@ -1,97 +1,142 @@
 #!/usr/bin/env bash
 # A real schema registry speaking the Confluent API, for the Confluent wire
-# format test (eventstore TestConfluentWireFormat): Aiven's Karapace, run
-# against a real Kafka (scripts/kafka.sh). Everything under .cache/registry/.
+# format tests (eventstore TestConfluentWireFormat, cmd/docket
+# TestConfluentMigration): Apicurio Registry, whose Confluent-compatible API
+# is at /apis/ccompat/v7, with in-memory (H2) storage. It is built from
+# published Maven artifacts only (scripts/registry/pom.xml says which and
+# why); everything it builds and writes lives under .cache/registry/.
 #
-#   scripts/registry.sh install SRC   build a venv from a Karapace source tree
-#   scripts/registry.sh start BROKERS start it (free port) and print its URL
-#   scripts/registry.sh stop
-#   scripts/registry.sh test          run the eventstore test against it
+#   scripts/registry.sh fetch    build the runnable registry (Java 17, Maven)
+#   scripts/registry.sh start    start it on a free loopback port, wait until
+#                                it answers, print its URL (also kept in
+#                                .cache/registry/url)
+#   scripts/registry.sh stop     stop it (its storage goes with it)
+#   scripts/registry.sh running  exit 0 if a registry started here runs
+#   scripts/registry.sh test     run the Confluent tests against it on a real
+#                                Kafka broker (scripts/test-kafka.sh); starts
+#                                (and then stops) the registry and the broker
+#                                unless they run (make test-registry)
 #
-# Karapace is not published on PyPI ("pip install karapace" finds no
-# version), its pinned Avro fork is a GitHub tarball and its protopace
-# library needs a buf fork the Go module proxy does not serve, so it cannot
-# be installed from the package registries alone: install takes a source
-# tree (a checkout of Aiven-Open/karapace), Python 3.12+ and Go, and works
-# around the two forks (below). CI therefore cannot run it; see README (The
-# event log).
+# Environment: REGISTRY_HEAP (default "-Xmx384m"), REGISTRY_START_TIMEOUT
+# (seconds, default 120).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PROJECT="$ROOT/scripts/registry"
 DIR="$ROOT/.cache/registry"
-VENV="$DIR/venv"
+BUILD="$DIR/build"
+HEAP="${REGISTRY_HEAP:--Xmx384m}"
+START_TIMEOUT="${REGISTRY_START_TIMEOUT:-120}"
 GO="${GO:-go}"
 log() { echo "registry.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
 
-install() {
-	local src="${1:?usage: registry.sh install KARAPACE_SOURCE_DIR}" py="${PYTHON312:-python3.12}" site
-	rm -rf "$DIR/src"
+# stamp identifies the project's sources, so that fetch rebuilds after a change.
+stamp() { (cd "$PROJECT" && find . -type f | sort | xargs sha256sum | sha256sum | cut -d' ' -f1); }
+
+fetch() {
+	command -v java >/dev/null || die "java not found: install a JDK (17 or newer)"
+	command -v mvn >/dev/null || die "mvn not found: install Maven"
+	local want
+	want=$(stamp)
+	if [ -f "$BUILD/registry-runner.jar" ] && [ "$(cat "$DIR/stamp" 2>/dev/null)" = "$want" ]; then
+		return 0
+	fi
+	rm -rf "$BUILD" "$DIR/stamp"
 	mkdir -p "$DIR"
-	cp -r "$src" "$DIR/src"
-	src="$DIR/src"
-	"$py" -m venv "$VENV"
-	# The pinned Avro fork is a GitHub tarball: use the Avro library from
-	# PyPI instead (the registry needs it only to parse and compare schemas).
-	grep -v '^avro @' "$src/requirements/requirements.txt" | grep -v '^\s*#' >"$DIR/requirements.txt"
-	echo 'avro==1.12.0' >>"$DIR/requirements.txt"
-	"$VENV/bin/pip" install -q -r "$DIR/requirements.txt"
-	# protopace (protobuf support, a Go library loaded with ctypes) needs
-	# Aiven's fork of buf, which the Go module proxy does not serve. Upstream
-	# buf refuses to be imported from outside github.com/bufbuild, so the
-	# module is renamed for the build; Avro does not use it, but Karapace
-	# loads it at start.
-	(cd "$src/go/protopace" &&
-		sed -i '/^replace github.com\/bufbuild\/buf/d; s#^module .*#module github.com/bufbuild/protopace#' go.mod &&
-		grep -rl 'github.com/Aiven-Open/karapace/go/protopace' --include='*.go' . | xargs -r sed -i 's#github.com/Aiven-Open/karapace/go/protopace#github.com/bufbuild/protopace#g' &&
-		GOFLAGS=-mod=mod "$GO" build -buildmode=c-shared -o "$DIR/protopacelib.so" .)
-	printf 'from setuptools import setup\n\nsetup()\n' >"$src/setup.py"
-	sed -i 's/, "setuptools-golang"//' "$src/pyproject.toml"
-	SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0 "$VENV/bin/pip" install -q --no-deps "$src"
-	site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-	cp "$DIR/protopacelib.so" "$site/protopacelib$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
-	log "installed into $VENV"
+	mvn -B -q -f "$PROJECT/pom.xml" -Dregistry.build.dir="$BUILD" package
+	[ -f "$BUILD/registry-runner.jar" ] || die "the build made no $BUILD/registry-runner.jar"
+	echo "$want" >"$DIR/stamp"
+	log "built $BUILD/registry-runner.jar ($(du -sh "$BUILD/lib" | cut -f1) of libraries)"
 }
 
 start() {
-	local brokers="${1:?usage: registry.sh start BROKERS}" port
-	[ -x "$VENV/bin/python" ] || { log "not installed: scripts/registry.sh install SRC"; exit 1; }
+	local port url pid t0=$SECONDS
+	[ -f "$BUILD/registry-runner.jar" ] || die "not built: scripts/registry.sh fetch"
+	if [ -f "$DIR/pid" ] && kill -0 "$(cat "$DIR/pid")" 2>/dev/null; then
+		die "already running (pid $(cat "$DIR/pid")): scripts/registry.sh stop"
+	fi
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	mkdir -p "$DIR"
-	KARAPACE_BOOTSTRAP_URI="$brokers" KARAPACE_HOST=127.0.0.1 KARAPACE_PORT="$port" \
-		KARAPACE_ADVERTISED_HOSTNAME=127.0.0.1 KARAPACE_REGISTRY_HOST=127.0.0.1 KARAPACE_REGISTRY_PORT="$port" \
-		KARAPACE_KARAPACE_REGISTRY=true KARAPACE_REPLICATION_FACTOR=1 KARAPACE_TOPIC_NAME=_docket_schemas \
-		KARAPACE_LOG_LEVEL=WARNING \
-		nohup "$VENV/bin/python" -m karapace >"$DIR/karapace.log" 2>&1 &
-	echo $! >"$DIR/pid"
-	for _ in $(seq 120); do
-		# Ready once it is the group's master: before that, writes fail
-		# with "Error while forwarding the request to the master".
-		if curl -sf "http://127.0.0.1:$port/master_available" 2>/dev/null | grep -q '"master_available":true'; then
-			echo "http://127.0.0.1:$port" | tee "$DIR/url"
+	url="http://127.0.0.1:$port/apis/ccompat/v7"
+	# shellcheck disable=SC2086 # HEAP holds several JVM flags
+	nohup java $HEAP -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+		-jar "$BUILD/registry-runner.jar" >"$DIR/registry.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$DIR/pid"
+	for _ in $(seq $((START_TIMEOUT * 2))); do
+		if curl -sf "$url/subjects" >/dev/null 2>&1; then
+			warm "$url"
+			log "ready after $((SECONDS - t0))s (log: $DIR/registry.log)"
+			echo "$url" >"$DIR/url"
+			echo "$url"
 			return 0
 		fi
-		kill -0 "$(cat "$DIR/pid")" 2>/dev/null || break
-		sleep 1
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
 	done
-	log "Karapace did not answer; last lines of its log:"
-	tail -20 "$DIR/karapace.log" >&2
+	log "the registry did not answer at $url; last lines of its log:"
+	tail -20 "$DIR/registry.log" >&2
 	stop
 	exit 1
 }
 
+# warm registers a schema and reads it back once: the first registration
+# after start loads much of the registry's code and, on a busy machine, takes
+# longer than a client's timeout (franz-go's sr client gives up after 5s).
+warm() {
+	local body='{"schema":"{\"type\":\"record\",\"name\":\"Warmup\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}"}'
+	curl -sf --max-time "$START_TIMEOUT" -X POST -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
+		--data "$body" "$1/subjects/registry-sh-warmup/versions" >/dev/null ||
+		die "the registry refused the warm-up registration (log: $DIR/registry.log)"
+	curl -sf --max-time "$START_TIMEOUT" "$1/subjects/registry-sh-warmup/versions/latest" >/dev/null
+}
+
 stop() {
 	if [ -f "$DIR/pid" ]; then
-		kill "$(cat "$DIR/pid")" 2>/dev/null || true
+		local pid
+		pid=$(cat "$DIR/pid")
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+		kill -9 "$pid" 2>/dev/null || true
 		rm -f "$DIR/pid" "$DIR/url"
 	fi
 }
 
+running() { [ -f "$DIR/pid" ] && [ -f "$DIR/url" ] && kill -0 "$(cat "$DIR/pid")" 2>/dev/null; }
+
+# test runs the Confluent tests on a real Kafka broker (scripts/test-kafka.sh
+# starts one unless a cluster runs) against the registry, starting the
+# registry too unless it runs; what it started it stops, also on failure.
+# The tests skip without a registry, so it also checks that both ran.
+test_() {
+	cd "$ROOT"
+	local status=0 t
+	scripts/kafka.sh fetch
+	if ! running; then
+		fetch
+		trap stop EXIT
+		trap 'exit 130' INT TERM
+		start >/dev/null
+	fi
+	export DOCKET_TEST_SCHEMA_REGISTRY
+	DOCKET_TEST_SCHEMA_REGISTRY="$(cat "$DIR/url")"
+	echo "registry.sh: DOCKET_TEST_SCHEMA_REGISTRY=$DOCKET_TEST_SCHEMA_REGISTRY"
+	TEST_KAFKA_PKGS='./eventstore/ ./cmd/docket/' TEST_KAFKA_FLAGS='-run Confluent -v' GO="$GO" \
+		scripts/test-kafka.sh 1 2>&1 | tee "$DIR/test.log" || status=$?
+	for t in TestConfluentWireFormat TestConfluentMigration; do
+		grep -q -- "--- PASS: $t " "$DIR/test.log" || { log "$t did not pass"; status=1; }
+	done
+	if [ "$status" -ne 0 ]; then
+		log "last lines of the registry's log ($DIR/registry.log):"
+		tail -20 "$DIR/registry.log" >&2
+	fi
+	return "$status"
+}
+
 case "${1:-}" in
-install) install "${2:-}" ;;
-start) start "${2:-}" ;;
+fetch) fetch ;;
+start) start ;;
 stop) stop ;;
-test)
-	DOCKET_TEST_SCHEMA_REGISTRY="$(cat "$DIR/url")" DOCKET_TEST_KAFKA_BROKERS="${DOCKET_TEST_KAFKA_BROKERS:-}" \
-		"$GO" test -race -count=1 -run Confluent -v ./eventstore/ ./cmd/docket/
-	;;
-*) echo "usage: registry.sh install SRC|start BROKERS|stop|test" >&2; exit 2 ;;
+running) running ;;
+test) test_ ;;
+*) echo "usage: registry.sh fetch|start|stop|running|test" >&2; exit 2 ;;
 esac

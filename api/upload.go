@@ -71,9 +71,10 @@ func (s *Server) readUpload(r *http.Request, w http.ResponseWriter) (upload, err
 			if _, _, err := mime.ParseMediaType(up.contentType); err != nil {
 				up.contentType = "application/octet-stream"
 			}
-			up.blob, err = s.blobs.Put(r.Context(), part)
+			body := &readTracker{r: part}
+			up.blob, err = s.blobs.Put(r.Context(), body)
 			if err != nil {
-				return up, bodyError(err)
+				return up, storeError(r, body.err, err)
 			}
 		case "reference":
 			if gotRef {
@@ -121,6 +122,33 @@ func (c *closeWatcher) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// readTracker remembers the error reading the request body, so that a
+// failed Put can be told apart: the client's body (4xx) or the store (5xx).
+type readTracker struct {
+	r   io.Reader
+	err error
+}
+
+func (t *readTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF {
+		t.err = err
+	}
+	return n, err
+}
+
+// storeError classifies a failed blob Put. A body that could not be read is
+// the client's fault; otherwise the store failed (disk, S3), which is ours
+// and temporary: 503, so the client retries and its Idempotency-Key is
+// released. The store's error (paths, endpoints) goes to the log only.
+func storeError(r *http.Request, readErr, err error) error {
+	if readErr != nil || blobstore.IsClientError(err) {
+		return bodyError(err)
+	}
+	logger(r).Error().Err(err).Msg("blob store failed to store an upload")
+	return fmt.Errorf("%w: the document store failed; retry later", ErrUnavailable)
 }
 
 // bodyError classifies a failure while reading the body.

@@ -102,19 +102,28 @@ func (c *cluster) start(name, roles string) *proc {
 	return p
 }
 
+// startDocket runs the docket binary with args, its output appended to
+// logPath; done closes when the process has exited.
+func startDocket(t *testing.T, logPath string, args []string) (cmd *exec.Cmd, done chan struct{}) {
+	t.Helper()
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(docketBinary(t), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	return cmd, done
+}
+
 func (c *cluster) run(p *proc) {
 	c.t.Helper()
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	p.cmd = exec.Command(docketBinary(c.t), p.args...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	p.done = make(chan struct{})
-	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
+	p.cmd, p.done = startDocket(c.t, p.logPath, p.args)
 	if strings.Contains(strings.Join(p.args, " "), "api") {
 		c.waitReady(p)
 	} else {

@@ -55,17 +55,7 @@ func newSoakNode(t *testing.T) *soakNode {
 // caught up with the log as it was at start).
 func (s *soakNode) start() {
 	s.t.Helper()
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.cmd = exec.Command(docketBinary(s.t), s.args...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	s.done = make(chan struct{})
-	go func() { _ = s.cmd.Wait(); logf.Close(); close(s.done) }()
+	s.cmd, s.done = startDocket(s.t, s.logPath, s.args)
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		select {

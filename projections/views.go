@@ -36,6 +36,7 @@ type Views struct {
 	jobs        jobProjection
 
 	listeners []func([]eventstore.Record)
+	keys      keyCache // API keys by hash (keycache.go)
 }
 
 // Option configures Views.
@@ -185,6 +186,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	close(v.changed)
 	v.changed = make(chan struct{})
 	v.mu.Unlock()
+	v.keys.applied(applied)
 	if len(applied) > 0 {
 		for _, fn := range v.listeners {
 			fn(applied)

@@ -24,7 +24,7 @@ type benchFlags struct {
 	docs, conc, batchSize, workers, getConc int
 	rate, getRate                           float64
 	duration, rssEvery                      time.Duration
-	brokers, cpuProfile, loadGet            string
+	brokers, cpuProfile, loadGet, ceilProf  string
 	asJSON, webhooks, ceilings              bool
 	ceilingRecords                          int
 }
@@ -54,6 +54,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
 	fs.Float64Var(&f.getRate, "get-rate", 2000, "GET /v1/documents/{id} requests/s from a separate process during the open loop (0: none)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the lifecycle runs to this file")
+	fs.StringVar(&f.ceilProf, "ceilings-cpuprofile", "", "write a CPU profile of the replay and apply-path measurements to this file")
 	fs.StringVar(&f.loadGet, "load-get", "", "run only the GET load generator against this URL (used as a child process)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -315,11 +316,24 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		return err
 	}
 	c.RawConsume = consumed
+	if f.ceilProf != "" {
+		pf, err := os.Create(f.ceilProf)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+	}
 	if c.Replay, c.kvs, err = replay(ctx, st, filepath.Join(e.dir, "replay"), end); err != nil {
 		return err
 	}
 	if c.ApplyPath, err = applyPath(st.Codec(), recs, filepath.Join(e.dir, "apply")); err != nil {
 		return err
+	}
+	if f.ceilProf != "" {
+		pprof.StopCPUProfile()
 	}
 	if c.RawPebble, err = rawPebble(c.kvs, filepath.Join(e.dir, "pebble")); err != nil {
 		return err

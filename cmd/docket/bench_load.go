@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/docket/docket/eventstore"
 )
+
+var errNotFound = errors.New("bench: 404")
 
 // benchClient drives the lifecycle through the HTTP API: upload, register
 // the batch's webhook (pointing at the bench's own receiver), process.
@@ -54,8 +57,18 @@ func (c *benchClient) batch(ctx context.Context, n int) error {
 	}
 	if c.hookURL != "" {
 		body := fmt.Sprintf(`{"url":%q}`, c.hookURL+"/"+name)
-		if err := c.call(ctx, "PUT", "/v1/batches/"+name+"/webhook", bytes.NewBufferString(body), "application/json", http.StatusOK, nil); err != nil {
-			return err
+		// An upload is acknowledged once appended; if the views are slower
+		// than the API's write wait the batch is not visible yet (404):
+		// the bench waits for it as a client would.
+		for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+			err := c.call(ctx, "PUT", "/v1/batches/"+name+"/webhook", bytes.NewBufferString(body), "application/json", http.StatusOK, nil)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, errNotFound) || wait >= time.Second {
+				return err
+			}
+			time.Sleep(wait)
 		}
 	}
 	return c.call(ctx, "POST", "/v1/batches/"+name+"/process", nil, "", http.StatusAccepted, nil)
@@ -76,6 +89,9 @@ func (c *benchClient) call(ctx context.Context, method, path string, body io.Rea
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusNotFound && want != http.StatusNotFound {
+		return fmt.Errorf("%w: %s %s: %s", errNotFound, method, path, raw)
+	}
 	if resp.StatusCode != want {
 		return fmt.Errorf("bench: %s %s: %d %s", method, path, resp.StatusCode, raw)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,15 +19,52 @@ type rssSample struct {
 	HeapMiB float64 `json:"go_heap_inuse_mib"`
 }
 
-// rssReport summarises the samples of a run: the first sample is taken
-// one interval in (after warm-up), and drift compares the last with it.
+// rssReport summarises the samples of a run. The raw first and last
+// samples include the warm-up (caches, memtables and connection pools
+// filling), so the drift compares windows: the median of the second tenth
+// of the run (the baseline, after warm-up) with the median of its last
+// tenth; short runs with too few samples fall back to first and last.
 type rssReport struct {
 	IntervalSec float64     `json:"interval_s"`
 	Samples     []rssSample `json:"samples"`
 	FirstMiB    float64     `json:"first_mib"`
 	LastMiB     float64     `json:"last_mib"`
 	MaxMiB      float64     `json:"max_mib"`
+	BaseMiB     float64     `json:"baseline_mib"`
+	EndMiB      float64     `json:"end_mib"`
 	DriftPct    float64     `json:"drift_percent"`
+}
+
+func (r *rssReport) summarise() {
+	n := len(r.Samples)
+	if n == 0 {
+		return
+	}
+	r.FirstMiB, r.LastMiB = r.Samples[0].RSSMiB, r.Samples[n-1].RSSMiB
+	for _, s := range r.Samples {
+		r.MaxMiB = max(r.MaxMiB, s.RSSMiB)
+	}
+	span := r.Samples[n-1].AtSec
+	window := func(from, to float64) float64 {
+		var v []float64
+		for _, s := range r.Samples {
+			if s.AtSec > from && s.AtSec <= to {
+				v = append(v, s.RSSMiB)
+			}
+		}
+		if len(v) == 0 {
+			return 0
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	r.BaseMiB, r.EndMiB = window(span/10, 2*span/10), window(9*span/10, span)
+	if r.BaseMiB == 0 || r.EndMiB == 0 {
+		r.BaseMiB, r.EndMiB = r.FirstMiB, r.LastMiB
+	}
+	if r.BaseMiB > 0 {
+		r.DriftPct = 100 * (r.EndMiB - r.BaseMiB) / r.BaseMiB
+	}
 }
 
 // vmRSS reads VmRSS from /proc/self/status, in bytes (0 where unavailable).
@@ -77,15 +115,7 @@ func sampleRSS(ctx context.Context, interval time.Duration) (stop func() rssRepo
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
-		if n := len(rep.Samples); n > 0 {
-			rep.FirstMiB, rep.LastMiB = rep.Samples[0].RSSMiB, rep.Samples[n-1].RSSMiB
-			for _, s := range rep.Samples {
-				rep.MaxMiB = max(rep.MaxMiB, s.RSSMiB)
-			}
-			if rep.FirstMiB > 0 {
-				rep.DriftPct = 100 * (rep.LastMiB - rep.FirstMiB) / rep.FirstMiB
-			}
-		}
+		rep.summarise()
 		return rep
 	}
 }

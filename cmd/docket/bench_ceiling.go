@@ -133,6 +133,9 @@ func rawProduceConsume(ctx context.Context, seeds []string, topic string, partit
 		return
 	}
 	defer cons.Close()
+	if err = warmConsumer(ctx, seeds, cons, topic, partitions); err != nil {
+		return
+	}
 	consumed := make(chan time.Time, 1)
 	go func() {
 		n := 0
@@ -181,20 +184,8 @@ func rawLatency(ctx context.Context, seeds []string, topic string, partitions in
 		return latency{}, err
 	}
 	defer cons.Close()
-	// Warm up: the consumer must be fetching every partition before the
-	// timed records start, or its start-up would count as latency.
-	warm := make([]*kgo.Record, partitions)
-	for p := range warm {
-		warm[p] = &kgo.Record{Topic: topic, Partition: int32(p), Value: []byte("warm")}
-	}
-	if err := cl.ProduceSync(ctx, warm...).FirstErr(); err != nil {
+	if err := warmConsumer(ctx, seeds, cons, topic, partitions); err != nil {
 		return latency{}, err
-	}
-	for seen := 0; seen < int(partitions); {
-		seen += cons.PollFetches(ctx).NumRecords()
-		if ctx.Err() != nil {
-			return latency{}, ctx.Err()
-		}
 	}
 	n := int(perSec * d.Seconds())
 	done := make(chan struct{})
@@ -217,6 +208,32 @@ func rawLatency(ctx context.Context, seeds []string, topic string, partitions in
 	}
 	<-done
 	return h.summary(fmt.Sprintf("raw produce -> consume at %.0f records/s", perSec)), ctx.Err()
+}
+
+// warmConsumer writes one record to every partition and waits until the
+// consumer has read them all: it must be fetching every partition before
+// the timed records start, or its start-up (metadata, first fetches)
+// would be counted.
+func warmConsumer(ctx context.Context, seeds []string, cons *kgo.Client, topic string, partitions int32) error {
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer prod.Close()
+	warm := make([]*kgo.Record, partitions)
+	for p := range warm {
+		warm[p] = &kgo.Record{Topic: topic, Partition: int32(p), Value: []byte("warm")}
+	}
+	if err := prod.ProduceSync(ctx, warm...).FirstErr(); err != nil {
+		return err
+	}
+	for seen := 0; seen < int(partitions); {
+		seen += cons.PollFetches(ctx).NumRecords()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // topicEnds lists a topic's end offsets.

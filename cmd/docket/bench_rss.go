@@ -17,6 +17,10 @@ type rssSample struct {
 	AtSec   float64 `json:"at_s"`
 	RSSMiB  float64 `json:"rss_mib"`
 	HeapMiB float64 `json:"go_heap_inuse_mib"`
+	// GoMiB is what the Go runtime holds from the system (Sys minus
+	// HeapReleased); RSS above it is memory allocated outside Go (with
+	// cgo, Pebble's block cache and memtables come from C malloc).
+	GoMiB float64 `json:"go_held_mib"`
 }
 
 // rssReport summarises the samples of a run. The raw first and last
@@ -106,7 +110,8 @@ func sampleRSS(ctx context.Context, interval time.Duration) (stop func() rssRepo
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			mu.Lock()
-			rep.Samples = append(rep.Samples, rssSample{AtSec: time.Since(start).Seconds(), RSSMiB: float64(vmRSS()) / (1 << 20), HeapMiB: float64(ms.HeapInuse) / (1 << 20)})
+			rep.Samples = append(rep.Samples, rssSample{AtSec: time.Since(start).Seconds(), RSSMiB: float64(vmRSS()) / (1 << 20), HeapMiB: float64(ms.HeapInuse) / (1 << 20),
+				GoMiB: float64(ms.Sys-ms.HeapReleased) / (1 << 20)})
 			mu.Unlock()
 		}
 	}()

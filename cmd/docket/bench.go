@@ -247,16 +247,23 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec float64, 
 	var waitGet func() (getResult, error)
 	stopRSS := sampleRSS(ctx, f.rssEvery)
 	r, err := e.phase(ctx, f, "open", func() (int, error) {
-		started := make(chan struct{})
+		loopDone := make(chan struct{})
 		var n int
 		var err error
 		go func() {
-			defer close(started)
+			defer close(loopDone)
 			n, err = e.c.openLoop(ctx, perSec, docs, f.duration, f.batchSize)
 		}()
 		if f.getRate > 0 { // once there is a document to read
 			for e.c.lastDoc.Load() == nil {
-				time.Sleep(10 * time.Millisecond)
+				select {
+				case <-loopDone: // the loop ended without a document
+					return n, err
+				case <-ctx.Done():
+					<-loopDone
+					return n, ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
 			}
 			url := e.c.base + "/v1/documents/" + e.c.lastDoc.Load().(string)
 			d := f.duration
@@ -265,11 +272,11 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec float64, 
 			}
 			var gerr error
 			if waitGet, gerr = spawnGetLoad(ctx, url, e.c.key, f.getRate, d); gerr != nil {
-				<-started
+				<-loopDone
 				return n, gerr
 			}
 		}
-		<-started
+		<-loopDone
 		return n, err
 	})
 	rss := stopRSS()

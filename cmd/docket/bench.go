@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/docket/docket/eventstore"
 	"github.com/docket/docket/projections"
@@ -349,6 +350,10 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	_, events := decodeAll(st.Codec(), recs)
 	id := eventstore.NewID("")
 	if c.RawProduce, c.RawProduceConsume, err = rawProduceConsume(ctx, seeds, "bench-raw-"+id, parts, recs, f.conc); err != nil {
+		return err
+	}
+	// Would a linger pay? The same produce with 5 ms of it.
+	if c.RawProduceLinger, _, err = rawProduceConsume(ctx, seeds, "bench-linger-"+id, parts, recs, f.conc, kgo.ProducerLinger(5*time.Millisecond)); err != nil {
 		return err
 	}
 	if c.AppendPath, err = appendPath(ctx, seeds, "bench-append-"+id, parts, events, f.conc); err != nil {

@@ -118,8 +118,8 @@ func rawConsume(ctx context.Context, seeds []string, topic string, end map[int32
 // for its acknowledgement (like the API's handlers), while a consumer reads
 // the topic. It returns the produce rate and the produce+consume rate (first
 // produce to last record consumed).
-func rawProduceConsume(ctx context.Context, seeds []string, topic string, partitions int32, recs []*kgo.Record, conc int) (prod, both rate, err error) {
-	cl, err := rawProducer(seeds)
+func rawProduceConsume(ctx context.Context, seeds []string, topic string, partitions int32, recs []*kgo.Record, conc int, extra ...kgo.Opt) (prod, both rate, err error) {
+	cl, err := rawProducer(seeds, extra...)
 	if err != nil {
 		return
 	}

@@ -45,6 +45,7 @@ type ceilings struct {
 	RawConsume        rate     `json:"raw_consume"`
 	RawProduce        rate     `json:"raw_produce"`
 	RawProduceConsume rate     `json:"raw_produce_consume"`
+	RawProduceLinger  rate     `json:"raw_produce_linger_5ms"`
 	RawLatency        *latency `json:"raw_produce_to_consume_latency,omitempty"`
 	RawPebble         rate     `json:"raw_pebble"`
 	AppendPath        rate     `json:"append_path"`
@@ -134,7 +135,7 @@ func (r *benchReport) print(w io.Writer) {
 			name string
 			r    rate
 		}{{"raw consume of the event log (cold, offset 0)", c.RawConsume}, {"replay into empty views (cold, offset 0)", c.Replay},
-			{"projection apply (decode, fold, Pebble batch)", c.ApplyPath}, {"raw produce (acks=all, idempotent)", c.RawProduce},
+			{"projection apply (decode, fold, Pebble batch)", c.ApplyPath}, {"raw produce (acks=all, idempotent)", c.RawProduce}, {"raw produce, 5 ms linger", c.RawProduceLinger},
 			{"append path (event store)", c.AppendPath}, {"raw produce+consume", c.RawProduceConsume}, {"raw Pebble batch writes (view keys)", c.RawPebble}} {
 			fmt.Fprintf(w, "  %-48s %8d records in %6.2f s = %9.0f /s\n", x.name, x.r.Records, x.r.Seconds, x.r.PerSec)
 		}

@@ -7,8 +7,12 @@ PKGS    := ./...
 
 all: build
 
+# Without cgo, as the container image: Pebble's block cache and memtables
+# then live in the Go heap, which returns memory after a backlog; with cgo
+# they come from C malloc, and the 10-minute bench kept a backlog's peak
+# resident (BENCHMARKS.md, memory).
 build:
-	$(GO) build -o $(BIN) ./cmd/docket
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/docket
 
 # Starts docket with the embedded Kafka-protocol broker, views, duties,
 # worker and HTTP API in one process. Data goes to ./docket-data.

@@ -113,12 +113,15 @@ func rawConsume(ctx context.Context, seeds []string, topic string, end map[int32
 	return out, newRate(n, bytes, time.Since(start)), nil
 }
 
-// rawProduceConsume writes copies of recs (same keys, values, headers) to a
-// fresh topic from conc goroutines, each producing one record and waiting
-// for its acknowledgement (like the API's handlers), while a consumer reads
-// the topic. It returns the produce rate and the produce+consume rate (first
-// produce to last record consumed).
-func rawProduceConsume(ctx context.Context, seeds []string, topic string, partitions int32, recs []*kgo.Record, conc int, extra ...kgo.Opt) (prod, both rate, err error) {
+// rawProduce writes copies of recs (same keys, values, headers) to a fresh
+// topic from conc goroutines, each producing one record and waiting for its
+// acknowledgement (like the API's handlers). With consume set, a consumer
+// (warmed up first) reads the topic meanwhile, and the second rate is
+// produce+consume: first produce to last record consumed. The produce
+// ceiling is measured without the consumer: the embedded broker serves
+// fetches and produces on one loop, and a concurrent consumer cut its
+// produce rate by two thirds.
+func rawProduce(ctx context.Context, seeds []string, topic string, partitions int32, recs []*kgo.Record, conc int, consume bool, extra ...kgo.Opt) (prod, both rate, err error) {
 	cl, err := rawProducer(seeds, extra...)
 	if err != nil {
 		return
@@ -127,23 +130,26 @@ func rawProduceConsume(ctx context.Context, seeds []string, topic string, partit
 	if err = createTopic(ctx, cl, topic, partitions); err != nil {
 		return
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.MetadataMinAge(100*time.Millisecond))
-	if err != nil {
-		return
-	}
-	defer cons.Close()
-	if err = warmConsumer(ctx, seeds, cons, topic, partitions); err != nil {
-		return
-	}
 	consumed := make(chan time.Time, 1)
-	go func() {
-		n := 0
-		for n < len(recs) && ctx.Err() == nil {
-			n += cons.PollFetches(ctx).NumRecords()
+	if consume {
+		var cons *kgo.Client
+		cons, err = kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.MetadataMinAge(100*time.Millisecond))
+		if err != nil {
+			return
 		}
-		consumed <- time.Now()
-	}()
+		defer cons.Close()
+		if err = warmConsumer(ctx, seeds, cons, topic, partitions); err != nil {
+			return
+		}
+		go func() {
+			n := 0
+			for n < len(recs) && ctx.Err() == nil {
+				n += cons.PollFetches(ctx).NumRecords()
+			}
+			consumed <- time.Now()
+		}()
+	}
 	var bytes int64
 	for _, r := range recs {
 		bytes += int64(len(r.Key) + len(r.Value))
@@ -154,7 +160,7 @@ func rawProduceConsume(ctx context.Context, seeds []string, topic string, partit
 		return cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: src.Key, Value: src.Value, Headers: src.Headers}).FirstErr()
 	})
 	prod = newRate(len(recs), bytes, time.Since(start))
-	if err != nil {
+	if err != nil || !consume {
 		return
 	}
 	select {

@@ -24,7 +24,7 @@ import (
 // benchFlags are `docket bench`'s flags.
 type benchFlags struct {
 	docs, conc, batchSize, workers, getConc int
-	rate, getRate                           float64
+	rate, getRate, getIngest                float64
 	duration, rssEvery                      time.Duration
 	brokers, cpuProfile, loadGet, ceilProf  string
 	asJSON, webhooks, ceilings              bool
@@ -54,7 +54,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.webhooks, "webhooks", true, "register a batch webhook to the bench's loopback receiver; a document ends when its notification arrives")
 	fs.BoolVar(&f.ceilings, "ceilings", true, "measure the raw Kafka and Pebble ceilings and replay after the runs, and print ratios")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
-	fs.Float64Var(&f.getRate, "get-rate", 2000, "GET /v1/documents/{id} requests/s from a separate process during the open loop (0: none)")
+	fs.Float64Var(&f.getRate, "get-rate", 2000, "GET /v1/documents/{id} requests/s from a separate process, in an open loop of its own (0: none)")
+	fs.Float64Var(&f.getIngest, "get-ingest", 0.25, "ingest during the GET load, as a fraction of the peak documents/s")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the lifecycle runs to this file")
 	fs.StringVar(&f.ceilProf, "ceilings-cpuprofile", "", "write a CPU profile of the replay and apply-path measurements to this file")
 	fs.StringVar(&f.loadGet, "load-get", "", "run only the GET load generator against this URL (used as a child process)")
@@ -182,8 +183,20 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 		rep.Peak.Concurrency = f.conc
 		halfRate = rep.Peak.DocsPerSec / 2
 	}
-	progress("open loop at %.0f documents/s for %s (GET load %.0f/s)", halfRate, f.duration, f.getRate)
-	rep.Half, err = e.openPhase(ctx, f, halfRate, rep)
+	if f.rate > 0 { // one open loop, with the GET load
+		progress("open loop at %.0f documents/s for %s (GET load %.0f/s)", halfRate, f.duration, f.getRate)
+		rep.Half, err = e.openPhase(ctx, f, halfRate, f.getRate, rep)
+	} else {
+		// Latency and memory at half of peak, then the GET load in a loop
+		// of its own: on two cores the GETs and their generator take a
+		// share of the CPU that would distort the half-of-peak figures.
+		progress("open loop at %.0f documents/s for %s", halfRate, f.duration)
+		if rep.Half, err = e.openPhase(ctx, f, halfRate, 0, rep); err == nil && f.getRate > 0 {
+			r := rep.Peak.DocsPerSec * f.getIngest
+			progress("open loop at %.0f documents/s for %s with %.0f GET/s", r, f.duration, f.getRate)
+			rep.GETPhase, err = e.openPhase(ctx, f, r, f.getRate, rep)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -240,15 +253,20 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	return r, nil
 }
 
-// openPhase is the open loop at perSec, with the GET load and RSS samples.
-func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec float64, rep *benchReport) (*phaseResult, error) {
+// openPhase is the open loop at perSec, with getRate GETs/s (0: none) or
+// else RSS samples.
+func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec, getRate float64, rep *benchReport) (*phaseResult, error) {
 	docs := 0
 	if f.rate > 0 {
 		docs = f.docs
 	}
 	var waitGet func() (getResult, error)
 	stopRSS := sampleRSS(ctx, f.rssEvery)
-	r, err := e.phase(ctx, f, "open", func() (int, error) {
+	mode := "open"
+	if getRate > 0 {
+		mode = "open, under the GET load,"
+	}
+	r, err := e.phase(ctx, f, mode, func() (int, error) {
 		loopDone := make(chan struct{})
 		var n int
 		var err error
@@ -256,7 +274,7 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec float64, 
 			defer close(loopDone)
 			n, err = e.c.openLoop(ctx, perSec, docs, f.duration, f.batchSize)
 		}()
-		if f.getRate > 0 { // once there is a document to read
+		if getRate > 0 { // once there is a document to read
 			for e.c.lastDoc.Load() == nil {
 				select {
 				case <-loopDone: // the loop ended without a document
@@ -273,7 +291,7 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec float64, 
 				d = time.Duration(float64(docs) / perSec * float64(time.Second))
 			}
 			var gerr error
-			if waitGet, gerr = spawnGetLoad(ctx, url, e.c.key, f.getRate, d); gerr != nil {
+			if waitGet, gerr = spawnGetLoad(ctx, url, e.c.key, getRate, d); gerr != nil {
 				<-loopDone
 				return n, gerr
 			}
@@ -281,8 +299,9 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec float64, 
 		<-loopDone
 		return n, err
 	})
-	rss := stopRSS()
-	rep.RSS = &rss
+	if rss := stopRSS(); getRate == 0 || f.rate > 0 {
+		rep.RSS = &rss
+	}
 	if waitGet != nil {
 		g, gerr := waitGet()
 		if gerr != nil && err == nil {

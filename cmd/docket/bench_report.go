@@ -14,6 +14,7 @@ type benchReport struct {
 	Webhooks    bool         `json:"webhooks"`
 	Peak        *phaseResult `json:"peak,omitempty"`
 	Half        *phaseResult `json:"half_load"`
+	GETPhase    *phaseResult `json:"get_phase,omitempty"`
 	GET         *getResult   `json:"get,omitempty"`
 	RSS         *rssReport   `json:"rss,omitempty"`
 	Ceilings    *ceilings    `json:"ceilings,omitempty"`
@@ -98,7 +99,11 @@ func (r *benchReport) ratios() {
 	v = div(float64(c.ViewKeys)/c.ApplyPath.Seconds, c.RawPebble.PerSec)
 	add("projection apply (final view keys/s) / raw Pebble batch writes", v, "(no target)", true)
 	if r.GET != nil {
-		add(fmt.Sprintf("GET p99 ms at %.0f requests/s while ingesting", r.GET.Rate), r.GET.Latency.P99, "<= 5", r.GET.Latency.P99 <= 5 && r.GET.Errors == 0)
+		ingest := r.Half.Rate
+		if r.GETPhase != nil {
+			ingest = r.GETPhase.Rate
+		}
+		add(fmt.Sprintf("GET p99 ms at %.0f requests/s while ingesting %.0f documents/s", r.GET.Rate, ingest), r.GET.Latency.P99, "<= 5", r.GET.Latency.P99 <= 5 && r.GET.Errors == 0)
 	}
 	if r.RSS != nil && len(r.RSS.Samples) >= 2 {
 		add("resident size drift % over the open loop (after warm-up)", r.RSS.DriftPct, "<= 10", r.RSS.DriftPct <= 10)
@@ -107,7 +112,7 @@ func (r *benchReport) ratios() {
 
 func (r *benchReport) print(w io.Writer) {
 	fmt.Fprintf(w, "broker=%s gomaxprocs=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.WorkerSlots, r.BatchSize, r.Webhooks)
-	for _, p := range []*phaseResult{r.Peak, r.Half} {
+	for _, p := range []*phaseResult{r.Peak, r.Half, r.GETPhase} {
 		if p == nil {
 			continue
 		}

@@ -51,7 +51,8 @@ type Delivery struct {
 }
 
 // Run delivers until ctx ends. Due times are wall-clock deadlines, so the
-// duty looks for due notifications on a short tick (200 ms).
+// duty looks for due notifications on a short tick (200 ms), and at once in
+// the partitions of every applied fetch.
 func (d *Delivery) Run(ctx context.Context) error {
 	if len(d.Schedule) == 0 {
 		d.Schedule = DefaultSchedule
@@ -64,13 +65,27 @@ func (d *Delivery) Run(ctx context.Context) error {
 	defer wg.Wait()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	// New notifications are created by applied events: looking at once at
+	// the partitions a fetch touched saves the tick's wait (≈ 100 ms on
+	// average, the largest hop of the lifecycle in the bench); the tick
+	// still finds retries whose time came, and everything after a dropped
+	// subscription.
+	applied, unsubscribe := d.Views.Subscribe(64)
+	defer func() { unsubscribe() }()
 	for {
+		parts := d.Owned()
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case recs, ok := <-applied:
+			if !ok {
+				applied, unsubscribe = d.Views.Subscribe(64)
+				break
+			}
+			parts = touchedOwned(parts, recs)
 		}
-		for _, p := range d.Owned() {
+		for _, p := range parts {
 			due, err := d.Views.DueNotifications(p, time.Now(), 256)
 			if err != nil {
 				return err
@@ -133,4 +148,18 @@ func (d *Delivery) attempt(ctx context.Context, n domain.Notification) error {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return d.Views.WaitAll(wctx, pos)
+}
+
+// touchedOwned keeps the owned partitions that recs touched.
+func touchedOwned(owned []int32, recs []eventstore.Record) []int32 {
+	out := owned[:0]
+	for _, p := range owned {
+		for _, r := range recs {
+			if r.Partition == p {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }

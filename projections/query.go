@@ -95,10 +95,16 @@ func (v *Views) Org(id string) (domain.Org, error) {
 
 // KeyByHash finds a key by the SHA-256 of its secret.
 func (v *Views) KeyByHash(hash string) (domain.ApiKey, error) {
-	var k domain.ApiKey
+	k, gen, ok := v.keys.get(hash)
+	if ok {
+		return k, nil
+	}
 	found, err := getJSON(v.db, apiKeyKey(hash), &k)
 	if err == nil && !found {
 		err = ErrNotFound
+	}
+	if err == nil {
+		v.keys.put(hash, k, gen)
 	}
 	return k, err
 }

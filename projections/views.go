@@ -39,6 +39,7 @@ type Views struct {
 	noHistory   bool // time-travel views (At) need no history of their own
 
 	listeners []func([]eventstore.Record)
+	keys      keyCache // API keys by hash (keycache.go)
 }
 
 // Option configures Views.
@@ -197,6 +198,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	close(v.changed)
 	v.changed = make(chan struct{})
 	v.mu.Unlock()
+	v.keys.applied(applied)
 	if len(applied) > 0 {
 		for _, fn := range v.listeners {
 			fn(applied)

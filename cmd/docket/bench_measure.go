@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/docket/docket/eventstore"
+)
+
+// measureCeilings runs the raw and replay measurements on the same broker
+// and disk, after the lifecycle runs, on the records they wrote.
+func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *benchReport) error {
+	st := e.n.store
+	seeds, parts := st.Seeds(), st.Partitions()
+	end, err := st.EndOffsets(ctx)
+	if err != nil {
+		return err
+	}
+	c := &ceilings{}
+	recs, consumed, err := rawConsume(ctx, seeds, st.EventsTopic(), end, f.ceilingRecords)
+	if err != nil {
+		return err
+	}
+	c.RawConsume = consumed
+	if f.ceilProf != "" {
+		pf, err := os.Create(f.ceilProf)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+	}
+	if c.Replay, c.kvs, err = coldReplay(ctx, st, filepath.Join(e.dir, "replay"), end); err != nil {
+		return err
+	}
+	if c.ApplyPath, err = applyPath(st.Codec(), recs, filepath.Join(e.dir, "apply")); err != nil {
+		return err
+	}
+	if f.ceilProf != "" {
+		pprof.StopCPUProfile()
+	}
+	if c.RawPebble, err = rawPebble(c.kvs, filepath.Join(e.dir, "pebble")); err != nil {
+		return err
+	}
+	c.ViewKeys = len(c.kvs)
+	_, events := decodeAll(st.Codec(), recs)
+	id := eventstore.NewID("")
+	// The replay and the Pebble ceiling leave dirty pages behind; with the
+	// embedded broker every produce fsyncs, and the first writer after
+	// them would pay for their write-back. Each produce ceiling starts
+	// from a clean page cache.
+	syscall.Sync()
+	if c.RawProduce, _, err = rawProduce(ctx, seeds, "bench-raw-"+id, parts, recs, f.conc, false); err != nil {
+		return err
+	}
+	syscall.Sync()
+	if _, c.RawProduceConsume, err = rawProduce(ctx, seeds, "bench-rawpc-"+id, parts, recs, f.conc, true); err != nil {
+		return err
+	}
+	// Would a linger pay? The same produce with 5 ms of it.
+	syscall.Sync()
+	if c.RawProduceLinger, _, err = rawProduce(ctx, seeds, "bench-linger-"+id, parts, recs, f.conc, false, kgo.ProducerLinger(5*time.Millisecond)); err != nil {
+		return err
+	}
+	syscall.Sync()
+	if c.AppendPath, err = appendPath(ctx, seeds, "bench-append-"+id, parts, events, f.conc); err != nil {
+		return err
+	}
+	if rep.Half != nil && rep.Half.RecordsPerSec > 0 {
+		lat, err := rawLatency(ctx, seeds, "bench-lat-"+id, parts, recs, rep.Half.RecordsPerSec, min(f.duration, 20*time.Second))
+		if err != nil {
+			return err
+		}
+		c.RawLatency = &lat
+	}
+	c.kvs = nil
+	rep.Ceilings = c
+	return nil
+}

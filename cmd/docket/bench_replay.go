@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/projections"
+)
+
+// appendPath appends the given events again, to fresh topics under prefix,
+// through the event store (Avro encoding, the store's producer) from conc
+// goroutines that each append one event and wait for it: docket's append
+// path on the very records the raw producer copies.
+func appendPath(ctx context.Context, seeds []string, prefix string, partitions int32, events []domain.Event, conc int) (rate, error) {
+	store, err := eventstore.Open(ctx, seeds, eventstore.Prefix(prefix), eventstore.Partitions(partitions))
+	if err != nil {
+		return rate{}, err
+	}
+	defer store.Close()
+	start := time.Now()
+	err = parallel(conc, len(events), func(i int) error {
+		_, err := store.Append(ctx, events[i])
+		return err
+	})
+	return newRate(len(events), 0, time.Since(start)), err
+}
+
+// decodeAll decodes raw event records as a reader would.
+func decodeAll(codec *eventstore.Codec, recs []*kgo.Record) ([]eventstore.Record, []domain.Event) {
+	out := make([]eventstore.Record, 0, len(recs))
+	var events []domain.Event
+	for _, r := range recs {
+		ev, err := codec.Decode(r.Value)
+		out = append(out, eventstore.Record{Position: eventstore.Position{Partition: r.Partition, Offset: r.Offset}, Timestamp: r.Timestamp, Event: ev, Err: err})
+		if err == nil {
+			events = append(events, ev)
+		}
+	}
+	return out, events
+}
+
+// applyPath measures the projections' apply path alone: Avro decode, fold,
+// one Pebble batch per fetch-sized chunk (4096 records, as Views.Run polls),
+// into fresh views, without the network.
+func applyPath(codec *eventstore.Codec, recs []*kgo.Record, dir string) (rate, error) {
+	v, err := projections.Open(dir)
+	if err != nil {
+		return rate{}, err
+	}
+	defer v.Close()
+	start := time.Now()
+	for i := 0; i < len(recs); i += 4096 {
+		chunk, _ := decodeAll(codec, recs[i:min(i+4096, len(recs))])
+		if err := v.ApplyRecords(chunk); err != nil {
+			return rate{}, err
+		}
+	}
+	return newRate(len(recs), 0, time.Since(start)), nil
+}
+
+// coldReplay rebuilds the views cold: a new reader from offset 0 into an empty
+// Pebble directory, up to end (projections.Rebuild, as a node with an empty
+// data dir does). It returns the rebuilt views' keys and values too, for
+// the Pebble ceiling.
+func coldReplay(ctx context.Context, store *eventstore.Store, dir string, end map[int32]int64) (rate, [][2][]byte, error) {
+	start := time.Now()
+	v, err := projections.Rebuild(ctx, store, dir, end)
+	if err != nil {
+		return rate{}, nil, err
+	}
+	defer v.Close()
+	r := newRate(int(sumEnds(end)), 0, time.Since(start))
+	it, err := v.DB().NewIter(&pebble.IterOptions{})
+	if err != nil {
+		return r, nil, err
+	}
+	defer it.Close()
+	var kvs [][2][]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		kvs = append(kvs, [2][]byte{append([]byte(nil), it.Key()...), append([]byte(nil), it.Value()...)})
+	}
+	return r, kvs, nil
+}
+
+// rawPebble writes kvs into a fresh Pebble directory in batches of 4096
+// keys without fsync (as the views commit): the Pebble ceiling for the
+// keys and value sizes the views hold.
+func rawPebble(kvs [][2][]byte, dir string) (rate, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietPebble{}})
+	if err != nil {
+		return rate{}, err
+	}
+	defer db.Close()
+	var bytes int64
+	start := time.Now()
+	for i := 0; i < len(kvs); i += 4096 {
+		b := db.NewBatch()
+		for _, kv := range kvs[i:min(i+4096, len(kvs))] {
+			bytes += int64(len(kv[0]) + len(kv[1]))
+			if err := b.Set(kv[0], kv[1], nil); err != nil {
+				return rate{}, err
+			}
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return rate{}, err
+		}
+		b.Close()
+	}
+	return newRate(len(kvs), bytes, time.Since(start)), nil
+}
+
+// scratch makes a fresh directory under the bench's temporary directory.
+func scratch(base, name string) (string, error) {
+	dir := filepath.Join(base, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("bench: %w", err)
+	}
+	return dir, nil
+}
+
+// quietPebble drops Pebble's informational lines.
+type quietPebble struct{}
+
+func (quietPebble) Infof(string, ...any)         {}
+func (quietPebble) Errorf(f string, args ...any) { fmt.Fprintf(os.Stderr, "pebble: "+f+"\n", args...) }
+func (quietPebble) Fatalf(f string, args ...any) { panic(fmt.Sprintf("pebble: "+f, args...)) }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// benchReport is what `docket bench` prints (as text, or JSON with --json).
+type benchReport struct {
+	Broker      string       `json:"broker"`
+	GoMaxProcs  int          `json:"gomaxprocs"`
+	WorkerSlots int          `json:"worker_concurrency"`
+	BatchSize   int          `json:"batch_size"`
+	Webhooks    bool         `json:"webhooks"`
+	Peak        *phaseResult `json:"peak,omitempty"`
+	Half        *phaseResult `json:"half_load"`
+	GETPhase    *phaseResult `json:"get_phase,omitempty"`
+	GET         *getResult   `json:"get,omitempty"`
+	RSS         *rssReport   `json:"rss,omitempty"`
+	Ceilings    *ceilings    `json:"ceilings,omitempty"`
+	Ratios      []ratio      `json:"ratios,omitempty"`
+}
+
+// phaseResult is one lifecycle run.
+type phaseResult struct {
+	Mode          string    `json:"mode"`
+	Documents     int       `json:"documents"`
+	Failed        int       `json:"failed"`
+	Concurrency   int       `json:"concurrency,omitempty"`
+	Rate          float64   `json:"rate,omitempty"`
+	BatchSize     int       `json:"batch_size"`
+	Seconds       float64   `json:"seconds"`
+	DocsPerSec    float64   `json:"documents_per_second"`
+	Events        int       `json:"events"`
+	WorkRecords   int       `json:"work_records"`
+	EventsPerSec  float64   `json:"events_per_second"`
+	RecordsPerSec float64   `json:"records_per_second"`
+	Upload        latency   `json:"upload"`
+	ToSucceeded   latency   `json:"to_succeeded"`
+	ToNotified    *latency  `json:"to_notified,omitempty"`
+	Hops          []latency `json:"hops"`
+}
+
+// ceilings are the raw and replay measurements.
+type ceilings struct {
+	RawConsume        rate     `json:"raw_consume"`
+	RawProduce        rate     `json:"raw_produce"`
+	RawProduceConsume rate     `json:"raw_produce_consume"`
+	RawProduceLinger  rate     `json:"raw_produce_linger_5ms"`
+	RawLatency        *latency `json:"raw_produce_to_consume_latency,omitempty"`
+	RawPebble         rate     `json:"raw_pebble"`
+	AppendPath        rate     `json:"append_path"`
+	ApplyPath         rate     `json:"apply_path"`
+	Replay            rate     `json:"replay"`
+	ViewKeys          int      `json:"view_keys"`
+
+	kvs [][2][]byte
+}
+
+// ratio is one of the issue's targets, measured.
+type ratio struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Target string  `json:"target"`
+	Met    bool    `json:"met"`
+}
+
+func (r *benchReport) ratios() {
+	c := r.Ceilings
+	add := func(name string, v float64, target string, met bool) {
+		r.Ratios = append(r.Ratios, ratio{Name: name, Value: v, Target: target, Met: met})
+	}
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	v := div(c.AppendPath.PerSec, c.RawProduce.PerSec)
+	add("append path / raw produce (records/s)", v, ">= 0.6", v >= 0.6)
+	v = div(c.ApplyPath.PerSec, c.RawConsume.PerSec)
+	add("projection apply / raw consume (records/s)", v, ">= 0.3", v >= 0.3)
+	v = div(c.Replay.PerSec, c.RawConsume.PerSec)
+	add("replay (cold, offset 0) / raw consume", v, ">= 0.5", v >= 0.5)
+	if r.Peak != nil {
+		v = div(c.Replay.PerSec, r.Peak.EventsPerSec)
+		add("replay / steady ingest at peak (events/s)", v, ">= 2", v >= 2)
+		v = div(r.Peak.RecordsPerSec, c.RawProduceConsume.PerSec)
+		add("end to end at peak / raw produce+consume (records/s)", v, ">= 0.25", v >= 0.25)
+	}
+	if c.RawLatency != nil && r.Half != nil {
+		p99 := r.Half.ToSucceeded.P99
+		if r.Half.ToNotified != nil {
+			p99 = r.Half.ToNotified.P99
+		}
+		v = div(p99, c.RawLatency.P99)
+		add("lifecycle p99 at half of peak / raw produce->consume p99", v, "<= 3", v <= 3)
+	}
+	v = div(float64(c.ViewKeys)/c.ApplyPath.Seconds, c.RawPebble.PerSec)
+	add("projection apply (final view keys/s) / raw Pebble batch writes", v, "(no target)", true)
+	if r.GET != nil {
+		ingest := r.Half.Rate
+		if r.GETPhase != nil {
+			ingest = r.GETPhase.Rate
+		}
+		add(fmt.Sprintf("GET p99 ms at %.0f requests/s while ingesting %.0f documents/s", r.GET.Rate, ingest), r.GET.Latency.P99, "<= 5", r.GET.Latency.P99 <= 5 && r.GET.Errors == 0)
+	}
+	if r.RSS != nil && len(r.RSS.Samples) >= 2 {
+		add("resident size drift % over the open loop (after warm-up)", r.RSS.DriftPct, "<= 10", r.RSS.DriftPct <= 10)
+	}
+}
+
+func (r *benchReport) print(w io.Writer) {
+	fmt.Fprintf(w, "broker=%s gomaxprocs=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.WorkerSlots, r.BatchSize, r.Webhooks)
+	for _, p := range []*phaseResult{r.Peak, r.Half, r.GETPhase} {
+		if p == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s loop: %d documents (%d failed), concurrency %d, rate %.0f/s: %.1f documents/s in %.2f s; %d events + %d work records = %.0f records/s\n",
+			p.Mode, p.Documents, p.Failed, p.Concurrency, p.Rate, p.DocsPerSec, p.Seconds, p.Events, p.WorkRecords, p.RecordsPerSec)
+		lats := []latency{p.Upload, p.ToSucceeded}
+		if p.ToNotified != nil {
+			lats = append(lats, *p.ToNotified)
+		}
+		for _, l := range append(lats, p.Hops...) {
+			printLatency(w, l)
+		}
+	}
+	if g := r.GET; g != nil {
+		fmt.Fprintf(w, "\nGET %s from a separate process: %.0f/s offered, %.0f/s sent, %d errors, %d non-2xx, %d sent late\n", g.URL, g.Rate, g.Achieved, g.Errors, g.Non2xx, g.Late)
+		printLatency(w, g.Latency)
+	}
+	if m := r.RSS; m != nil && len(m.Samples) > 0 {
+		fmt.Fprintf(w, "\nresident size every %.0f s: first %.1f MiB, last %.1f MiB, max %.1f MiB; after warm-up %.1f MiB, at the end %.1f MiB: drift %+.1f %%\n",
+			m.IntervalSec, m.FirstMiB, m.LastMiB, m.MaxMiB, m.BaseMiB, m.EndMiB, m.DriftPct)
+	}
+	if c := r.Ceilings; c != nil {
+		fmt.Fprintf(w, "\nceilings (same broker and disk, same records):\n")
+		for _, x := range []struct {
+			name string
+			r    rate
+		}{{"raw consume of the event log (cold, offset 0)", c.RawConsume}, {"replay into empty views (cold, offset 0)", c.Replay},
+			{"projection apply (decode, fold, Pebble batch)", c.ApplyPath}, {"raw produce (acks=all, idempotent)", c.RawProduce}, {"raw produce, 5 ms linger", c.RawProduceLinger},
+			{"append path (event store)", c.AppendPath}, {"raw produce+consume", c.RawProduceConsume}, {"raw Pebble batch writes (view keys)", c.RawPebble}} {
+			fmt.Fprintf(w, "  %-48s %8d records in %6.2f s = %9.0f /s\n", x.name, x.r.Records, x.r.Seconds, x.r.PerSec)
+		}
+		if c.RawLatency != nil {
+			printLatency(w, *c.RawLatency)
+		}
+	}
+	if len(r.Ratios) > 0 {
+		fmt.Fprintf(w, "\nratios:\n")
+		for _, x := range r.Ratios {
+			mark := "met"
+			if !x.Met {
+				mark = "NOT met"
+			}
+			fmt.Fprintf(w, "  %-62s %8.2f  target %-10s %s\n", x.Name, x.Value, x.Target, mark)
+		}
+	}
+}
+
+func printLatency(w io.Writer, l latency) {
+	name := l.Name
+	if len(name) > 62 {
+		name = name[:62]
+	}
+	fmt.Fprintf(w, "  %-62s p50 %7.1f  p90 %7.1f  p99 %7.1f  max %7.1f ms (n=%d)\n", name, l.P50, l.P90, l.P99, l.Max, l.Count)
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBenchRunsTheWholeSet runs `docket bench` small: every phase must
+// finish every document through to its webhook, and the ceilings must
+// measure the same log the runs wrote.
+func TestBenchRunsTheWholeSet(t *testing.T) {
+	t.Parallel()
+	args := []string{"--documents", "12", "--concurrency", "3", "--duration", "1s", "--get-rate", "0",
+		"--ceiling-records", "200", "--rss-interval", "200ms", "--json"}
+	if b := os.Getenv(brokersEnv); b != "" {
+		args = append(args, "--kafka-brokers", b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := bench(ctx, args, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if rep.Peak == nil || rep.Peak.Documents != 12 || rep.Peak.Failed != 0 || rep.Peak.ToNotified == nil || rep.Peak.ToNotified.Count != 12 {
+		t.Fatalf("closed loop: %+v", rep.Peak)
+	}
+	if rep.Half == nil || rep.Half.Documents == 0 || rep.Half.ToNotified.Count != rep.Half.Documents {
+		t.Fatalf("open loop: %+v", rep.Half)
+	}
+	for _, h := range rep.Peak.Hops {
+		if h.Count == 0 {
+			t.Errorf("hop %q measured nothing", h.Name)
+		}
+	}
+	c := rep.Ceilings
+	// Warm-up, closed and open loop each append at least one event per
+	// document; the replay and the raw consume read the same log.
+	if c == nil || c.Replay.Records != c.RawConsume.Records || c.Replay.Records < 64+12+rep.Half.Documents {
+		t.Fatalf("ceilings: %+v", c)
+	}
+	if c.RawProduce.Records != 200 || c.AppendPath.Records != 200 || c.ApplyPath.Records != 200 || c.ViewKeys == 0 || c.RawLatency == nil {
+		t.Fatalf("ceilings: %+v", c)
+	}
+	var names []string
+	for _, r := range rep.Ratios {
+		names = append(names, r.Name)
+	}
+	for _, want := range []string{"append path / raw produce", "replay (cold, offset 0) / raw consume", "lifecycle p99 at half of peak"} {
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, want) }) {
+			t.Errorf("no ratio %q in %v", want, names)
+		}
+	}
+	if rep.RSS == nil || len(rep.RSS.Samples) == 0 || rep.RSS.FirstMiB <= 0 {
+		t.Errorf("memory samples: %+v", rep.RSS)
+	}
+}
+
+// TestLoadGetHoldsItsRate checks the GET generator sends at its fixed rate,
+// with the key, and counts what the server answered.
+func TestLoadGetHoldsItsRate(t *testing.T) {
+	t.Parallel()
+	var hits, authed atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1)%10 == 0 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		if r.Header.Get("Authorization") == "Bearer k1" {
+			authed.Add(1)
+		}
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	var out bytes.Buffer
+	if err := loadGet(context.Background(), "http://"+ln.Addr().String()+"/x", "k1", 200, 500*time.Millisecond, &out); err != nil {
+		t.Fatal(err)
+	}
+	var r getResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Sent != 100 || hits.Load() != 100 || r.Latency.Count != 100 || r.Non2xx != 10 || authed.Load() != 90 {
+		t.Fatalf("result %+v, server saw %d (%d with the key)", r, hits.Load(), authed.Load())
+	}
+}
+
+// TestHistQuantiles compares the histogram with exact quantiles.
+func TestHistQuantiles(t *testing.T) {
+	t.Parallel()
+	var h hist
+	var exact []time.Duration
+	for range 20000 {
+		d := time.Duration(rand.ExpFloat64() * float64(20*time.Millisecond))
+		h.add(d)
+		exact = append(exact, d)
+	}
+	slices.Sort(exact)
+	for _, p := range []float64{50, 90, 99} {
+		want := float64(exact[int(float64(len(exact))*p/100)-1]) / float64(time.Millisecond)
+		if got := h.ms(p); got < want*0.99 || got > want*1.02 {
+			t.Errorf("p%.0f = %.3f ms, exact %.3f ms", p, got, want)
+		}
+	}
+	if h.ms(100) != float64(exact[len(exact)-1])/float64(time.Millisecond) || h.count() != 20000 {
+		t.Errorf("max %.3f, count %d", h.ms(100), h.count())
+	}
+}

@@ -21,7 +21,7 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 		return err
 	}
 	if before.Status == "" {
-		if err := tx.b.Set(memberKey(org, name, tx.rec.Offset, after.ID), nil, nil); err != nil {
+		if err := tx.set(memberKey(org, name, tx.rec.Offset, after.ID), nil); err != nil {
 			return fmt.Errorf("projections: index: %w", err)
 		}
 	}

@@ -66,10 +66,10 @@ func (endpointProjection) notify(tx *Tx, org, eventType string, fill func(*domai
 			CreatedAt: at, State: "pending", NextAt: at,
 		}
 		fill(&n)
-		if err := tx.b.Set(append(endpointNotifPrefix(org, e.ID), n.ID...), nil, nil); err != nil {
+		if err := tx.set(append(endpointNotifPrefix(org, e.ID), n.ID...), nil); err != nil {
 			return err
 		}
-		if err := tx.b.Set(append(subjectNotifPrefix(org, n.Subject()), n.ID...), nil, nil); err != nil {
+		if err := tx.set(append(subjectNotifPrefix(org, n.Subject()), n.ID...), nil); err != nil {
 			return err
 		}
 		if err := putNotification(tx, n); err != nil {

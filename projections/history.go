@@ -128,8 +128,11 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 			out = append(out, shaped{HistoryBatch, d.BatchName})
 		}
 		for _, job := range d.JobIDs {
-			if _, closer, err := tx.b.Get(docJobKey(org, id, job)); err == nil {
-				closer.Close()
+			_, found, err := tx.getRaw(docJobKey(org, id, job))
+			if err != nil {
+				return err
+			}
+			if found {
 				out = append(out, shaped{HistoryJob, job})
 			}
 		}
@@ -146,11 +149,11 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 		return fmt.Errorf("projections: history: %w", err)
 	}
 	p, o := tx.rec.Partition, tx.rec.Offset
-	if err := tx.b.Set(historyEventKey(p, o), val, nil); err != nil {
+	if err := tx.set(historyEventKey(p, o), val); err != nil {
 		return fmt.Errorf("projections: history: %w", err)
 	}
 	for _, s := range out {
-		if err := tx.b.Set(appendPos(historyPrefix(s.kind, org, s.id), p, o), nil, nil); err != nil {
+		if err := tx.set(appendPos(historyPrefix(s.kind, org, s.id), p, o), nil); err != nil {
 			return fmt.Errorf("projections: history: %w", err)
 		}
 	}

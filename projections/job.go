@@ -42,7 +42,7 @@ func (p jobProjection) apply(tx *Tx) error {
 	}
 	if created, ok := ev.(*domain.JobCreated); ok {
 		for _, r := range next.Rows {
-			if err := tx.b.Set(docJobKey(org, r.DocumentID, next.ID), nil, nil); err != nil {
+			if err := tx.set(docJobKey(org, r.DocumentID, next.ID), nil); err != nil {
 				return err
 			}
 			var d domain.Document

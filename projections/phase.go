@@ -2,7 +2,6 @@ package projections
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -33,13 +32,12 @@ func (phaseProjection) track(tx *Tx, before, after domain.Document) error {
 
 func addCount(tx *Tx, key []byte, delta int64) error {
 	var n int64
-	val, closer, err := tx.b.Get(key)
-	switch {
-	case err == nil:
+	val, found, err := tx.getRaw(key)
+	if err != nil {
+		return err
+	}
+	if found {
 		n = int64(binary.BigEndian.Uint64(val))
-		closer.Close()
-	case !errors.Is(err, pebble.ErrNotFound):
-		return fmt.Errorf("projections: get %q: %w", key, err)
 	}
 	// No key for a count of zero, as after a backfill, so live views and
 	// rebuilt or backfilled ones stay byte-identical.
@@ -48,7 +46,7 @@ func addCount(tx *Tx, key []byte, delta int64) error {
 	}
 	out := make([]byte, 8)
 	binary.BigEndian.PutUint64(out, uint64(n+delta))
-	return tx.b.Set(key, out, nil)
+	return tx.set(key, out)
 }
 
 // backfillPhases writes the ph/ counts for views made before they existed

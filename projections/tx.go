@@ -24,6 +24,50 @@ type Tx struct {
 	// run after the document projection (history), which would otherwise
 	// decode it again.
 	doc *domain.Document
+	// written is shared by every Tx of one fetch: the latest value of each
+	// key the fetch read or wrote (nil: absent). An indexed batch answers a
+	// Get by walking every version of the key written in the batch, so the
+	// keys that many events of a fetch rewrite (a batch's summary, the
+	// per-status counts) cost O(events) per read; the map makes it O(1).
+	// Every write goes through set and del so that it stays true.
+	written map[string][]byte
+}
+
+// getRaw reads key through the fetch's map; found is false when absent.
+func (tx *Tx) getRaw(key []byte) (val []byte, found bool, err error) {
+	if v, ok := tx.written[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	v, closer, err := tx.b.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		tx.remember(key, nil)
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("projections: get %q: %w", key, err)
+	}
+	val = append([]byte{}, v...)
+	closer.Close()
+	tx.remember(key, val)
+	return val, true, nil
+}
+
+func (tx *Tx) remember(key, val []byte) {
+	if tx.written != nil {
+		tx.written[string(key)] = val
+	}
+}
+
+// set writes key; a nil val (an index entry) is stored as empty.
+func (tx *Tx) set(key, val []byte) error {
+	if val == nil {
+		val = []byte{}
+	}
+	if err := tx.b.Set(key, val, nil); err != nil {
+		return fmt.Errorf("projections: set %q: %w", key, err)
+	}
+	tx.remember(key, val)
+	return nil
 }
 
 // noop records that the fold refused the current event.
@@ -51,17 +95,32 @@ func getJSON(r pebble.Reader, key []byte, v any) (bool, error) {
 	return true, nil
 }
 
-func (tx *Tx) get(key []byte, v any) (bool, error) { return getJSON(tx.b, key, v) }
+func (tx *Tx) get(key []byte, v any) (bool, error) {
+	val, found, err := tx.getRaw(key)
+	if err != nil || !found {
+		return false, err
+	}
+	if err := json.Unmarshal(val, v); err != nil {
+		return false, fmt.Errorf("projections: decode %q: %w", key, err)
+	}
+	return true, nil
+}
 
 func (tx *Tx) put(key []byte, v any) error {
 	val, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("projections: encode %q: %w", key, err)
 	}
-	return tx.b.Set(key, val, nil)
+	return tx.set(key, val)
 }
 
-func (tx *Tx) del(key []byte) error { return tx.b.Delete(key, nil) }
+func (tx *Tx) del(key []byte) error {
+	if err := tx.b.Delete(key, nil); err != nil {
+		return fmt.Errorf("projections: delete %q: %w", key, err)
+	}
+	tx.remember(key, nil)
+	return nil
+}
 
 // scan calls fn for each key under prefix, in order, until fn returns false.
 func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, error)) error {

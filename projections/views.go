@@ -166,6 +166,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	next := v.Offsets()
 	touched := map[int32]bool{}
 	applied := recs[:0:0]
+	written := map[string][]byte{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -173,7 +174,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v}); err != nil {
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1

@@ -92,7 +92,7 @@ func (webhookProjection) apply(tx *Tx) error {
 
 func putNotification(tx *Tx, n domain.Notification) error {
 	if n.Pending() {
-		if err := tx.b.Set(dueKey(n), nil, nil); err != nil {
+		if err := tx.set(dueKey(n), nil); err != nil {
 			return err
 		}
 	}
@@ -128,7 +128,7 @@ func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
 		Target: b.Name, URL: hook.URL, Secret: hook.Secret, EventType: "batch.completed",
 		Payload: payload, CreatedAt: at, State: "pending", NextAt: at,
 	}
-	if err := tx.b.Set(append(batchNotifPrefix(b.OrgID, b.Name), n.ID...), nil, nil); err != nil {
+	if err := tx.set(append(batchNotifPrefix(b.OrgID, b.Name), n.ID...), nil); err != nil {
 		return err
 	}
 	return putNotification(tx, n)

@@ -230,21 +230,27 @@ try {
   });
 
   await step('redeliver the batch webhook', async () => {
-    await page.goto(base + '/console#/batch/console-e2e');
     await waitFor('the first delivery', async () => at('/hook').length >= 1);
-    const row = page.locator('#batch-deliveries tr[data-notification]').first();
-    await row.locator('[data-status="delivered"]').waitFor({ timeout: 30000 }).catch(async () => {
-      await page.reload(); // the list is read when the page opens
-      await row.locator('[data-status="delivered"]').waitFor();
-    });
-    const first = at('/hook').length;
-    await row.getByRole('button', { name: /^Redeliver/ }).click();
-    await waitFor('the redelivery', async () => at('/hook').length > first, 30000);
-    const hooks = at('/hook');
-    if (hooks.at(-1).id !== hooks[0].id) throw new Error('redelivery changed the webhook-id');
+    // The list is read when the page opens, and the batch may by now have a
+    // newer notification still in flight (the job step reprocessed its
+    // document): take a row that was delivered, reloading until one shows.
+    const delivered = page.locator('#batch-deliveries tr[data-notification]', { has: page.locator('[data-status="delivered"]') }).first();
+    await waitFor('a delivered row', async () => {
+      await page.goto(base + '/console#/batch/console-e2e');
+      await page.reload();
+      return delivered.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, 60000);
+    const id = await delivered.getAttribute('data-notification');
+    const copies = () => at('/hook').filter(r => r.id === id).length;
+    const first = copies();
+    if (first < 1) throw new Error(`the receiver never got ${id}`);
+    await delivered.getByRole('button', { name: /^Redeliver/ }).click();
+    // The row says "redelivery <state>" until the list reloads a second
+    // after the answer: look for it before waiting on the receiver.
     await page.getByText(/redelivery/).first().waitFor();
+    await waitFor('the redelivery', async () => copies() > first, 30000);
     await shot('07-batch-redelivered');
-    return { note: `receiver got ${hooks.length} deliveries, one webhook-id` };
+    return { note: `receiver got ${copies()} deliveries of ${id}, one webhook-id` };
   });
 
   await step('redeliver an endpoint delivery', async () => {

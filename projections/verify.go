@@ -15,7 +15,11 @@ import (
 // into fresh views in dir. Invariant 4 says the result equals the live views
 // that reached the same offsets, byte for byte.
 func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map[int32]int64) (*Views, error) {
-	v, err := Open(dir)
+	// A rebuild writes the whole log in full fetches: a 64 MiB memtable
+	// flushes and compacts far less than the default 4 MiB (replay of 200k
+	// events: 16-17k -> 24-26k events/s), and the memory is the rebuild's
+	// alone, given back when it closes.
+	v, err := open(dir, nil, []Option{func(v *Views) { v.memTable = 64 << 20 }})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,9 @@ type Views struct {
 	jobs        jobProjection
 	history     historyProjection
 	noHistory   bool // time-travel views (At) need no history of their own
+	// memTable is Pebble's memtable size; 0 keeps Pebble's default (4 MiB),
+	// which a live node's small fetches fill slowly.
+	memTable uint64
 
 	listeners []func([]eventstore.Record)
 	keys      keyCache // API keys by hash (keycache.go)
@@ -66,7 +69,7 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	for _, o := range opts {
 		o(v)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{v.log}, FS: fs})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{v.log}, FS: fs, MemTableSize: v.memTable})
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", dir, err)
 	}

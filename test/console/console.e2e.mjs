@@ -244,11 +244,19 @@ try {
     const copies = () => at('/hook').filter(r => r.id === id).length;
     const first = copies();
     if (first < 1) throw new Error(`the receiver never got ${id}`);
-    await delivered.getByRole('button', { name: /^Redeliver/ }).click();
-    // The row says "redelivery <state>" until the list reloads a second
-    // after the answer: look for it before waiting on the receiver.
-    await page.getByText(/redelivery/).first().waitFor();
+    // The row's own note ("redelivery queued") lasts only until the live
+    // stream redraws the list, which the redelivery itself triggers; the
+    // attempt count in the row is what must move.
+    const row = page.locator(`#batch-deliveries tr[data-notification="${id}"]`);
+    const attempts = async () => Number((await row.locator('td').nth(2).textContent()).trim());
+    const before = await attempts();
+    await row.getByRole('button', { name: /^Redeliver/ }).click();
     await waitFor('the redelivery', async () => copies() > first, 30000);
+    await waitFor('the row to count the redelivery', async () => {
+      if (await attempts() > before) return true;
+      await page.reload();
+      return false;
+    }, 30000);
     await shot('07-batch-redelivered');
     return { note: `receiver got ${copies()} deliveries of ${id}, one webhook-id` };
   });

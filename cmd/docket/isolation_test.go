@@ -116,8 +116,7 @@ func TestIsolationMatrix(t *testing.T) {
 		{"/v1/webhook-endpoints/{id}/deliveries/{notification_id}/retry",
 			req{"POST", "/v1/webhook-endpoints/" + aep.ID + "/deliveries/" + epNote + "/retry", ""}, req{"POST", "/v1/webhook-endpoints/" + aep.ID + "/deliveries/ntf_nosuch/retry", ""}},
 		{"/v1/api-keys/{id}", req{"DELETE", "/v1/api-keys/" + key.ID, ""}, req{"DELETE", "/v1/api-keys/key_nosuch", ""}},
-		// Event history (from another branch; where it is not merged yet
-		// both sides are the router's 404).
+		// Event history.
 		{"/v1/documents/{id}/history", req{"GET", "/v1/documents/" + d.ID + "/history", ""}, req{"GET", "/v1/documents/doc_nosuch/history", ""}},
 		{"/v1/batches/{batch_name}/history", req{"GET", "/v1/batches/owned/history", ""}, req{"GET", "/v1/batches/nosuch/history", ""}},
 		{"/v1/jobs/{jobId}/history", req{"GET", "/v1/jobs/" + job + "/history", ""}, req{"GET", "/v1/jobs/job_AAAA/history", ""}},

@@ -40,12 +40,8 @@ func (s *Server) putBatchWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid))
 		return
 	}
-	if len(req.URL) > 2048 {
-		writeError(w, r, fmt.Errorf("%w: url longer than 2048 characters", ErrInvalid))
-		return
-	}
-	if err := webhook.ValidateURL(req.URL, s.cfg.WebhookAllowPrivate, s.cfg.WebhookAllowLoopback); err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrInvalid, err))
+	if err := s.checkWebhookURL(req.URL); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	org := orgOf(r)
@@ -131,12 +127,8 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, jsonBodyError(err, `{"url", "events"}`))
 		return
 	}
-	if len(req.URL) > 2048 {
-		writeError(w, r, fmt.Errorf("%w: url longer than 2048 characters", ErrInvalid))
-		return
-	}
-	if err := webhook.ValidateURL(req.URL, s.cfg.WebhookAllowPrivate, s.cfg.WebhookAllowLoopback); err != nil {
-		writeError(w, r, fmt.Errorf("%w: %w", ErrInvalid, err))
+	if err := s.checkWebhookURL(req.URL); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	if len(req.Events) == 0 {
@@ -269,4 +261,16 @@ func jsonBodyError(err error, shape string) error {
 		return fmt.Errorf("%w: %w", ErrRequestTimeout, err)
 	}
 	return fmt.Errorf("%w: body must be %s: %w", ErrInvalid, shape, err)
+}
+
+// checkWebhookURL applies the registration rules shared by batch webhooks
+// and endpoints: a bounded length and the SSRF rules of webhook.ValidateURL.
+func (s *Server) checkWebhookURL(url string) error {
+	if len(url) > 2048 {
+		return fmt.Errorf("%w: url longer than 2048 characters", ErrInvalid)
+	}
+	if err := webhook.ValidateURL(url, s.cfg.WebhookAllowPrivate, s.cfg.WebhookAllowLoopback); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
 }

@@ -84,8 +84,9 @@ test-s3:
 test-console:
 	GO=$(GO) scripts/console-e2e.sh
 
-# Every Go fuzz target, briefly (FUZZTIME per target, default 10s), after
-# its seed corpus; `make fuzz FUZZTIME=10m` for a real session.
+# Every Go fuzz target, briefly (FUZZTIME per target, default 10s, or a
+# count such as 10000x), after its seed corpus; `make fuzz FUZZTIME=10m`
+# for a real session.
 FUZZTIME ?= 10s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh

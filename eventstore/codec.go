@@ -259,6 +259,16 @@ func nilEmptySlices(v reflect.Value) {
 	}
 }
 
+// IsCurrent reports whether b is the single-object encoding of an event of
+// eventType written with this codec's schema for it: then a copy of b can
+// stand in for encoding the decoded event again. (For what Encode writes
+// the two are equal byte for byte; a foreign writer may block arrays
+// differently, which decodes the same.)
+func (c *Codec) IsCurrent(b []byte, eventType string) bool {
+	e, ok := c.byType[eventType]
+	return ok && c.reg == nil && len(b) > soeHeaderLen && [soeHeaderLen]byte(b[:soeHeaderLen]) == e.header
+}
+
 // Fingerprint returns the 8 fingerprint bytes that follow C3 01 in the
 // encoding of eventType: the CRC-64-AVRO of its schema's Parsing Canonical
 // Form, little-endian.

@@ -19,6 +19,10 @@ type Record struct {
 	// written by a newer schema this node does not know). Every node meets
 	// the same bytes, so skipping it keeps folds identical.
 	Err error
+	// Value is the record's bytes as read, so a consumer that keeps the
+	// event (the history index) can store them instead of encoding it
+	// again. Nil for records made in memory.
+	Value []byte
 }
 
 // Reader consumes chosen partitions of the event topic from chosen offsets,
@@ -70,6 +74,7 @@ func (r *Reader) Poll(ctx context.Context, max int) ([]Record, error) {
 			Timestamp: rec.Timestamp,
 			Event:     ev,
 			Err:       err,
+			Value:     rec.Value,
 		})
 	})
 	if len(out) == 0 && fetchErr != nil {

@@ -31,12 +31,19 @@ type Tx struct {
 	// per-status counts) cost O(events) per read; the map makes it O(1).
 	// Every write goes through set and del so that it stays true.
 	written map[string][]byte
+	// objects is shared by every Tx of one fetch: the decoded documents,
+	// batches and jobs it read or changed (cache.go); nil outside a fetch.
+	objects fetchObjects
 }
 
 // getRaw reads key through the fetch's map; found is false when absent.
 func (tx *Tx) getRaw(key []byte) (val []byte, found bool, err error) {
 	if v, ok := tx.written[string(key)]; ok {
 		return v, v != nil, nil
+	}
+	if tx.views.written.absent(key) {
+		tx.remember(key, nil)
+		return nil, false, nil
 	}
 	v, closer, err := tx.b.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -53,7 +60,9 @@ func (tx *Tx) getRaw(key []byte) (val []byte, found bool, err error) {
 }
 
 func (tx *Tx) remember(key, val []byte) {
-	if tx.written != nil {
+	// The history index is written, never read back while applying; a read
+	// of it would still find it in the batch.
+	if tx.written != nil && !untracked(key) {
 		tx.written[string(key)] = val
 	}
 }
@@ -66,6 +75,7 @@ func (tx *Tx) set(key, val []byte) error {
 	if err := tx.b.Set(key, val, nil); err != nil {
 		return fmt.Errorf("projections: set %q: %w", key, err)
 	}
+	tx.views.written.add(key)
 	tx.remember(key, val)
 	return nil
 }
@@ -96,6 +106,9 @@ func getJSON(r pebble.Reader, key []byte, v any) (bool, error) {
 }
 
 func (tx *Tx) get(key []byte, v any) (bool, error) {
+	if tx.objects != nil && deferredKey(key) {
+		return tx.getObject(key, v)
+	}
 	val, found, err := tx.getRaw(key)
 	if err != nil || !found {
 		return false, err
@@ -106,7 +119,36 @@ func (tx *Tx) get(key []byte, v any) (bool, error) {
 	return true, nil
 }
 
+// getObject reads a deferred view: from the fetch, from the object cache,
+// or from Pebble (decoded once, then kept).
+func (tx *Tx) getObject(key []byte, v any) (bool, error) {
+	if o, ok := tx.objects[string(key)]; ok {
+		return assign(v, o.val), nil
+	}
+	if val, ok := tx.views.cache.get(string(key)); ok {
+		tx.objects[string(key)] = &object{val: val}
+		return assign(v, val), nil
+	}
+	found := false
+	if !tx.views.written.absent(key) {
+		var err error
+		if found, err = getJSON(tx.b, key, v); err != nil {
+			return false, err
+		}
+	}
+	o := &object{}
+	if found {
+		o.val = valueOf(v)
+	}
+	tx.objects[string(key)] = o
+	return found, nil
+}
+
 func (tx *Tx) put(key []byte, v any) error {
+	if tx.objects != nil && deferredKey(key) {
+		tx.objects[string(key)] = &object{val: valueOf(v), dirty: true}
+		return nil
+	}
 	val, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("projections: encode %q: %w", key, err)
@@ -119,6 +161,9 @@ func (tx *Tx) del(key []byte) error {
 		return fmt.Errorf("projections: delete %q: %w", key, err)
 	}
 	tx.remember(key, nil)
+	if tx.objects != nil && deferredKey(key) {
+		tx.objects[string(key)] = &object{} // absent, and the delete is in the batch
+	}
 	return nil
 }
 

@@ -160,17 +160,11 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 	if _, err := e.phase(ctx, f, "warm-up", func() (int, error) { return 64, e.c.closedLoop(ctx, 64, 8, 1) }); err != nil {
 		return nil, err
 	}
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return nil, err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return nil, err
 	}
+	defer stopProfile()
 	halfRate := f.rate
 	if f.rate <= 0 {
 		progress("closed loop: %d documents, %d clients", f.docs, f.conc)

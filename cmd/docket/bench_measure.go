@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -28,15 +26,9 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		return err
 	}
 	c.RawConsume = consumed
-	if f.ceilProf != "" {
-		pf, err := os.Create(f.ceilProf)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
+	stopProfile, err := startCPUProfile(f.ceilProf)
+	if err != nil {
+		return err
 	}
 	if c.Replay, c.kvs, err = coldReplay(ctx, st, filepath.Join(e.dir, "replay"), end); err != nil {
 		return err
@@ -44,9 +36,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	if c.ApplyPath, err = applyPath(st.Codec(), recs, filepath.Join(e.dir, "apply")); err != nil {
 		return err
 	}
-	if f.ceilProf != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	if c.RawPebble, err = rawPebble(c.kvs, filepath.Join(e.dir, "pebble")); err != nil {
 		return err
 	}

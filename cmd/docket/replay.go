@@ -29,6 +29,7 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	raw := fs.Bool("compare-raw", false, "also time a raw consume of the same records")
 	generate := fs.Int("generate", 0, "first append this many synthetic events (a realistic mix; use a --topic-prefix of its own)")
 	genOrgs := fs.Int("generate-orgs", 64, "organisations the synthetic events spread over")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the replay to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,12 +64,17 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, o := range end {
 		events += o
 	}
-	start := time.Now()
-	v, err := projections.Rebuild(ctx, store, *into, end)
+	stopProfile, err := startCPUProfile(*profile)
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	v, err := projections.Rebuild(ctx, store, *into, end)
 	took := time.Since(start)
+	stopProfile()
+	if err != nil {
+		return err
+	}
 	noops := v.Noops()
 	if err := v.Close(); err != nil {
 		return err

@@ -1,0 +1,171 @@
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"reflect"
+)
+
+// The views most events rewrite — documents, batches and jobs — are kept
+// decoded. Within a fetch, every event of a document reads and writes the
+// decoded value (fetchObjects); the JSON is encoded once, when the fetch
+// commits. Across fetches, the committed values stay decoded in an
+// objectCache, so a document whose events span fetches is not read back
+// from Pebble and decoded again. Before this, JSON decode and encode were
+// about half of the apply path's CPU (BENCHMARKS.md).
+//
+// Values are shared, not copied: the domain's folds are copy-on-write (they
+// clone a slice before changing it and return a new value), so a cached
+// value is never changed in place.
+
+// deferredKey reports whether key's view is kept decoded and written when
+// the fetch commits. Only families that no scan of the apply path reads are
+// deferred, since a scan of the batch would miss a value not yet written.
+func deferredKey(key []byte) bool {
+	return len(key) > 2 && key[1] == '/' && (key[0] == 'd' || key[0] == 'b' || key[0] == 'j')
+}
+
+// object is one decoded view in a fetch: val is nil when the key is absent,
+// dirty when the fetch changed it and has not written it yet.
+type object struct {
+	val   any
+	dirty bool
+}
+
+// fetchObjects is one fetch's decoded views, by key.
+type fetchObjects map[string]*object
+
+// flush writes the fetch's changed views into its batch.
+func (f fetchObjects) flush(tx *Tx) error {
+	for k, o := range f {
+		if !o.dirty {
+			continue
+		}
+		val, err := json.Marshal(o.val)
+		if err != nil {
+			return fmt.Errorf("projections: encode %q: %w", k, err)
+		}
+		if err := tx.b.Set([]byte(k), val, nil); err != nil {
+			return fmt.Errorf("projections: set %q: %w", k, err)
+		}
+		tx.views.written.add([]byte(k))
+		o.dirty = false
+	}
+	return nil
+}
+
+// objectCache keeps committed views decoded across fetches, in two
+// generations: lookups that hit the old one move the entry to the current
+// one, and when the current one is full the old one is dropped. That keeps
+// what is in use (documents in flight) at the cost of two map lookups, with
+// memory bounded by twice the generation size. It belongs to the apply
+// goroutine.
+type objectCache struct {
+	size     int // entries per generation; 0 disables the cache
+	cur, old map[string]any
+}
+
+// DefaultCacheEntries is the decoded views a node keeps per generation of
+// its object cache unless WithCacheEntries says otherwise: about as many
+// documents as are in flight at a few hundred documents a second.
+const DefaultCacheEntries = 8192
+
+func (c *objectCache) get(key string) (any, bool) {
+	if v, ok := c.cur[key]; ok {
+		return v, true
+	}
+	v, ok := c.old[key]
+	if ok {
+		c.add(key, v)
+	}
+	return v, ok
+}
+
+func (c *objectCache) add(key string, v any) {
+	if c.size <= 0 {
+		return
+	}
+	if c.cur == nil || len(c.cur) >= c.size {
+		c.old, c.cur = c.cur, make(map[string]any, c.size)
+	}
+	c.cur[key] = v
+}
+
+// commit takes a committed fetch's views.
+func (c *objectCache) commit(f fetchObjects) {
+	for k, o := range f {
+		c.add(k, o.val)
+	}
+}
+
+// reset forgets everything, after a fetch failed to commit.
+func (c *objectCache) reset() { c.cur, c.old = nil, nil }
+
+// assign stores val (a view value, nil for absent) into out, a pointer to
+// a value of the same type; false when val is nil.
+func assign(out any, val any) bool {
+	if val == nil {
+		return false
+	}
+	reflect.ValueOf(out).Elem().Set(reflect.ValueOf(val))
+	return true
+}
+
+// valueOf is what put stores: the value itself, dereferenced if it is a
+// pointer, so that it can be assigned to what a later get points to.
+func valueOf(v any) any {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
+		return rv.Elem().Interface()
+	}
+	return v
+}
+
+// writtenSet remembers a hash of every key a rebuild has written, so that
+// a read of a key it never wrote — most reads of a rebuild: a new
+// document, batch, idempotency key or webhook — is answered without asking
+// Pebble, whose answer for a missing key costs a filter check in every
+// table of level 0 and a block read for each one not cached. Only a
+// rebuild can know that: it starts from an empty directory and every write
+// goes through it. A hash that is present (written, or a collision) just
+// means "ask Pebble". Past limit keys it stops answering, which bounds its
+// memory (about 40 bytes a key).
+type writtenSet struct {
+	seed  maphash.Seed
+	keys  map[uint64]struct{}
+	limit int
+}
+
+// writtenSetLimit bounds a rebuild's writtenSet: 4M keys, about 160 MiB,
+// the views of roughly a million documents.
+const writtenSetLimit = 4 << 20
+
+func newWrittenSet(limit int) *writtenSet {
+	return &writtenSet{seed: maphash.MakeSeed(), keys: map[uint64]struct{}{}, limit: limit}
+}
+
+// untracked keys are never read while applying (the history index), so
+// the set does not spend memory on them; a read of one asks Pebble.
+func untracked(key []byte) bool {
+	return len(key) > 2 && key[0] == 'h' && (key[1] == '/' || key[1] == 'e' && key[2] == '/')
+}
+
+func (w *writtenSet) add(key []byte) {
+	if w == nil || w.keys == nil || untracked(key) {
+		return
+	}
+	if len(w.keys) >= w.limit {
+		w.keys = nil // too many to answer for: from now on, ask Pebble
+		return
+	}
+	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
+}
+
+// absent reports whether key was certainly never written.
+func (w *writtenSet) absent(key []byte) bool {
+	if w == nil || w.keys == nil || untracked(key) {
+		return false
+	}
+	_, ok := w.keys[maphash.Bytes(w.seed, key)]
+	return !ok
+}

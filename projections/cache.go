@@ -67,9 +67,10 @@ type objectCache struct {
 }
 
 // DefaultCacheEntries is the decoded views a node keeps per generation of
-// its object cache unless WithCacheEntries says otherwise: about as many
-// documents as are in flight at a few hundred documents a second.
-const DefaultCacheEntries = 8192
+// its object cache unless WithCacheEntries says otherwise: 4096, room for
+// the documents, batches and jobs of a few thousand documents in flight
+// (at a few hundred documents a second a lifecycle takes under a second).
+const DefaultCacheEntries = 4096
 
 func (c *objectCache) get(key string) (any, bool) {
 	if v, ok := c.cur[key]; ok {

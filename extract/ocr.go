@@ -225,5 +225,8 @@ func fixOCRNumber(w string) string {
 	if sym == "S" || sym == "§" {
 		sym = "$"
 	}
-	return sym + strings.NewReplacer("O", "0", "o", "0", "I", "1", "l", "1").Replace(m[2])
+	return sym + ocrDigits.Replace(m[2])
 }
+
+// ocrDigits undoes OCR's usual letter-for-digit confusions in an amount.
+var ocrDigits = strings.NewReplacer("O", "0", "o", "0", "I", "1", "l", "1")

@@ -19,7 +19,7 @@ func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map
 	// flushes and compacts far less than the default 4 MiB (replay of 200k
 	// events: 16-17k -> 24-26k events/s), and the memory is the rebuild's
 	// alone, given back when it closes.
-	v, err := open(dir, nil, []Option{func(v *Views) { v.memTable = 64 << 20 }})
+	v, err := open(dir, nil, []Option{func(v *Views) { v.memTable, v.rebuild = 64<<20, true }})
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map
 	}
 	if len(v.Offsets()) == 0 {
 		// Empty, so every key it will hold goes through this rebuild
-		// (writtenSet): replay of 200k events 35k -> N events/s.
+		// (writtenSet): replay of 200k events 35k -> 53-59k events/s.
 		v.written = newWrittenSet(writtenSetLimit)
 	}
 	if err := v.Run(ctx, store, until); err != nil {

@@ -34,9 +34,6 @@ type Tx struct {
 	// objects is shared by every Tx of one fetch: the decoded documents,
 	// batches and jobs it read or changed (cache.go); nil outside a fetch.
 	objects fetchObjects
-	// due is shared by every Tx of one fetch: the earliest due time it
-	// wrote per partition, for the due index's floors (due.go).
-	due map[int32]int64
 }
 
 // getRaw reads key through the fetch's map; found is false when absent.

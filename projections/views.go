@@ -49,7 +49,6 @@ type Views struct {
 	cache     objectCache // decoded views across fetches (cache.go)
 	written   *writtenSet // a rebuild's written keys (cache.go); nil otherwise
 	rebuild   bool        // reads further ahead and folds larger batches (Run)
-	due       dueFloors   // where scans of the due index start (due.go)
 }
 
 // Option configures Views.
@@ -256,7 +255,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	next := v.Offsets()
 	touched := map[int32]bool{}
 	applied := recs[:0:0]
-	written, objects, due := map[string][]byte{}, fetchObjects{}, map[int32]int64{}
+	written, objects := map[string][]byte{}, fetchObjects{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -264,7 +263,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, due: due}); err != nil {
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1
@@ -287,7 +286,6 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		return fmt.Errorf("projections: commit: %w", err)
 	}
 	v.cache.commit(objects)
-	v.due.note(due)
 	v.mu.Lock()
 	for p := range touched {
 		v.applied[p] = next[p]

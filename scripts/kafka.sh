@@ -123,6 +123,17 @@ port_free() {
 
 # --- start ------------------------------------------------------------------
 
+# new_cluster_id prints a KRaft cluster id that cannot be taken for a flag.
+new_cluster_id() {
+	local id
+	while :; do
+		id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+		case "$id" in -*) continue ;; esac
+		echo "$id"
+		return 0
+	done
+}
+
 start() {
 	local n="${1:-1}"
 	case "$n" in '' | *[!0-9]* | 0) die "start: N must be a positive integer, got '$n'" ;; esac
@@ -154,9 +165,12 @@ start() {
 
 	rm -rf "$RUN"
 	mkdir -p "$RUN"
-	# A cluster id is 16 random bytes in URL-safe base64 without padding.
+	# A cluster id is 16 random bytes in URL-safe base64 without padding. About
+	# one id in 64 starts with '-', which kafka-storage's argument parser reads
+	# as a flag ("argument --cluster-id/-t: expected one argument"); Kafka's own
+	# Uuid.randomUuid draws again in that case, and so do we.
 	local cluster_id
-	cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+	cluster_id="$(new_cluster_id)"
 	echo "$cluster_id" >"$RUN/cluster-id"
 
 	local cp="$LIBS/*"
@@ -188,7 +202,7 @@ auto.create.topics.enable=false
 delete.topic.enable=true
 EOF
 		java "${JVM[@]}" -cp "$cp" kafka.tools.StorageTool format \
-			-t "$cluster_id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
+			"--cluster-id=$cluster_id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
 			{ cat "$dir/format.log" >&2; die "formatting node $i failed"; }
 	done
 	for ((i = 1; i <= n; i++)); do

@@ -48,6 +48,8 @@ var (
 	reCurrencyAffix = regexp.MustCompile(`^(?:US\$|[$€£¥]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\b)\s*|\s*(?:[$€£¥]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD))$`)
 	reDigits        = regexp.MustCompile(`^\d[\d.,]*$`)
 	reSpaceGroups   = regexp.MustCompile(`^\d{1,3}( \d{3})+([.,]\d+)?$`)
+	// reStraySeparator: an amount with two decimals and one separator after it.
+	reStraySeparator = regexp.MustCompile(`\d[.,]\d{2}[.,]$`)
 )
 
 // stripNumber removes sign, currency and thousands spacing from s and
@@ -85,6 +87,13 @@ func stripNumber(s string) (string, bool, bool) {
 	}
 	if !reDigits.MatchString(s) {
 		return "", false, false
+	}
+	// A scan's table rule or a speck beside an amount comes out of OCR as
+	// one more separator ("149,70." or "21,00,"). After a complete decimal
+	// part it cannot be a separator of the number, so it is dropped; a bare
+	// "35." stays ambiguous and is still refused by parseNumber.
+	if reStraySeparator.MatchString(s) {
+		s = s[:len(s)-1]
 	}
 	return s, neg, true
 }

@@ -43,6 +43,13 @@ func TestParseNumber(t *testing.T) {
 		{"08:00-18:00", point, 0, false},
 		{"BP-10231", point, 0, false},
 		{"12.34.5", point, 0, false},
+		// OCR noise: one stray separator after a complete decimal amount.
+		{"149,70.", comma, 149.7, true},
+		{"21,00,", comma, 21, true},
+		{"1,234.56.", point, 1234.56, true},
+		{"35.", point, 0, false},
+		{"35,", comma, 0, false},
+		{"1.5.", point, 0, false},
 		{"", point, 0, false},
 		{"Total", point, 0, false},
 		{"12.", point, 0, false},

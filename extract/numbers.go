@@ -48,8 +48,6 @@ var (
 	reCurrencyAffix = regexp.MustCompile(`^(?:US\$|[$€£¥]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\b)\s*|\s*(?:[$€£¥]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD))$`)
 	reDigits        = regexp.MustCompile(`^\d[\d.,]*$`)
 	reSpaceGroups   = regexp.MustCompile(`^\d{1,3}( \d{3})+([.,]\d+)?$`)
-	// reStraySeparator: an amount with two decimals and one separator after it.
-	reStraySeparator = regexp.MustCompile(`\d[.,]\d{2}[.,]$`)
 )
 
 // stripNumber removes sign, currency and thousands spacing from s and
@@ -92,10 +90,23 @@ func stripNumber(s string) (string, bool, bool) {
 	// one more separator ("149,70." or "21,00,"). After a complete decimal
 	// part it cannot be a separator of the number, so it is dropped; a bare
 	// "35." stays ambiguous and is still refused by parseNumber.
-	if reStraySeparator.MatchString(s) {
+	if strayTrailingSeparator(s) {
 		s = s[:len(s)-1]
 	}
 	return s, neg, true
+}
+
+// strayTrailingSeparator reports whether s (digits and separators only) ends
+// in "d.dd" or "d,dd" followed by one more separator. Checked by hand rather
+// than by a regexp because it runs on every number candidate.
+func strayTrailingSeparator(s string) bool {
+	n := len(s)
+	if n < 5 {
+		return false
+	}
+	sep := func(c byte) bool { return c == '.' || c == ',' }
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	return sep(s[n-1]) && digit(s[n-2]) && digit(s[n-3]) && sep(s[n-4]) && digit(s[n-5])
 }
 
 // Built once: a Replacer builds its tables on first use, which cost more

@@ -35,6 +35,16 @@ type Store struct {
 	cl         *kgo.Client
 	codec      *Codec
 	partitions int32
+
+	// stampMu orders appends: it is held from the occurred_at check to
+	// the Produce calls, so the order of stamps is the order in which
+	// records enter the producer's per-partition buffers, which is log
+	// order. lastStamp is the latest occurred_at handed to each partition.
+	// stampPart is PartitionFor's hash, kept (under stampMu) so that the
+	// check costs no allocations per event.
+	stampMu   sync.Mutex
+	lastStamp map[int32]time.Time
+	stampPart kgo.TopicPartitioner
 }
 
 // Open connects to the brokers, creates the topics if missing and learns the
@@ -69,7 +79,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: client: %w", err)
 	}
-	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec}
+	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec, lastStamp: map[int32]time.Time{}}
 	if err := s.ensureTopics(ctx); err != nil {
 		cl.Close()
 		return nil, err
@@ -161,6 +171,15 @@ func (s *Store) Append(ctx context.Context, events ...domain.Event) ([]Position,
 // Appends of one org started later land after this one (the producer is
 // idempotent and keeps per-partition order), so a caller may start the next
 // append before waiting for this one.
+//
+// Within a partition, meta.occurred_at never goes backwards in log order: an
+// event stamped before the latest one this store handed to its partition
+// (two goroutines stamp, the later stamp wins the race to the producer) is
+// restamped with that latest time. Time travel (as_of) reads a prefix of
+// the log by occurred_at, so without this a batch asked for "as of its
+// completed_at" could stop short of the very event that completed it.
+// Appends from other processes carry their own clocks; see
+// projections.Views.At.
 func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() ([]Position, error) {
 	recs := make([]*kgo.Record, len(events))
 	for i, e := range events {
@@ -174,6 +193,11 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 			Value:   b,
 			Headers: []kgo.RecordHeader{{Key: TypeHeader, Value: []byte(e.Type())}},
 		}
+	}
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
+	if err := s.keepStampsMonotonic(events, recs); err != nil {
+		return func() ([]Position, error) { return nil, err }
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(recs))
@@ -202,6 +226,31 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 		}
 		return pos, nil
 	}
+}
+
+// keepStampsMonotonic restamps (and re-encodes) the events that would
+// put occurred_at backwards in their partition, and records the latest
+// stamps. The caller holds stampMu. Encoding twice is the rare path: it
+// needs two appends to one partition racing within the clock's resolution.
+func (s *Store) keepStampsMonotonic(events []domain.Event, recs []*kgo.Record) error {
+	for i, e := range events {
+		m := e.Header()
+		if s.stampPart == nil {
+			s.stampPart = kgo.StickyKeyPartitioner(nil).ForTopic(s.cfg.eventsTopic)
+		}
+		p := int32(s.stampPart.Partition(recs[i], int(s.partitions)))
+		if last := s.lastStamp[p]; m.OccurredAt.Before(last) {
+			m.OccurredAt = last
+			b, err := s.codec.Encode(e)
+			if err != nil {
+				return err
+			}
+			recs[i].Value = b
+			continue
+		}
+		s.lastStamp[p] = m.OccurredAt
+	}
+	return nil
 }
 
 // AppendWork writes work items to the work topic, keyed by document id.

@@ -3,7 +3,9 @@ package eventstore_test
 import (
 	"reflect"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -225,5 +227,52 @@ func TestOpenIdempotent(t *testing.T) {
 	}
 	if got := end[p1[0].Partition]; got != 3 {
 		t.Errorf("end offset of %s's partition = %d, want 3", org, got)
+	}
+}
+
+// TestOccurredAtNeverGoesBackInAPartition: an event stamped before the
+// latest one appended to its partition is restamped with that time (time
+// travel reads a prefix of the log by occurred_at); other partitions keep
+// their own stamps; and racing appenders leave a log whose stamps only rise.
+func TestOccurredAtNeverGoesBackInAPartition(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	orgs := orgsByPartition(t, s, "stamp")
+	a, b := orgs[0], orgs[1]
+
+	late, early, other := sampleEvent(a, 0), sampleEvent(a, 1), sampleEvent(b, 2)
+	t0 := early.Header().OccurredAt
+	late.Header().OccurredAt = t0.Add(time.Millisecond)
+	other.Header().OccurredAt = t0
+	appendOK(t, s, late)
+	pos := appendOK(t, s, early, other)
+	if got := early.Header().OccurredAt; !got.Equal(t0.Add(time.Millisecond)) {
+		t.Fatalf("event stamped %v after one stamped %v in its partition: occurred_at %v", t0, t0.Add(time.Millisecond), got)
+	}
+	if got := other.Header().OccurredAt; !got.Equal(t0) {
+		t.Fatalf("event of another partition restamped from %v to %v", t0, got)
+	}
+
+	// Racing appenders: each stamps its event and then appends it.
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			appendOK(t, s, sampleEvent(a, i))
+		})
+	}
+	wg.Wait()
+	r := newReader(t, s, map[int32]int64{pos[0].Partition: 0})
+	recs := readN(t, r, n+2)
+	for i := 1; i < len(recs); i++ {
+		prev, cur := recs[i-1].Event.Header().OccurredAt, recs[i].Event.Header().OccurredAt
+		if cur.Before(prev) {
+			t.Fatalf("offset %d occurred at %v, before offset %d at %v", recs[i].Position.Offset, cur, recs[i-1].Position.Offset, prev)
+		}
+	}
+	// 200 acknowledged appends take far longer than a millisecond, so the
+	// clock has passed the late stamp and the later events keep their own.
+	if last := recs[len(recs)-1].Event.Header().OccurredAt; !last.After(t0.Add(time.Millisecond)) {
+		t.Fatalf("stamps were held at the late event's time: last %v", last)
 	}
 }

@@ -16,7 +16,8 @@ import (
 //
 // "As it was at asOf" is the state after the entity's events, in log order,
 // up to but not including the first whose meta.occurred_at is later than
-// asOf. With one clock that is every event that occurred at or before asOf;
+// asOf. With one clock that is every event that occurred at or before asOf
+// (the store never appends a stamp older than its partition's latest);
 // with several producers' clocks it is still a state the entity really had,
 // since it is always a prefix of the log. An entity that did not exist then
 // is simply absent from the returned views (ErrNotFound on lookup).

@@ -22,6 +22,7 @@ type config struct {
 	noCreate    bool
 	registry    string
 	onAppend    func(eventType string)
+	retries     int
 }
 
 func defaults() config {
@@ -33,6 +34,7 @@ func defaults() config {
 		replication: -1,
 		log:         zerolog.Nop(),
 		clientID:    "docket",
+		retries:     20,
 	}
 }
 
@@ -88,3 +90,9 @@ func SchemaRegistry(url string) Opt { return func(c *config) { c.registry = url 
 // OnAppend calls fn with the type of every event once its append is
 // acknowledged (metrics count appends with it). Default: none.
 func OnAppend(fn func(eventType string)) Opt { return func(c *config) { c.onAppend = fn } }
+
+// RequestRetries is how many times the Kafka client retries a request that
+// failed with a retriable error before the store sees the error. The store
+// then retries on its own where it can (EndOffsets does), so a smaller value
+// trades fewer silent waits for earlier logging. Default 20, franz-go's.
+func RequestRetries(n int) Opt { return func(c *config) { c.retries = n } }

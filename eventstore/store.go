@@ -75,6 +75,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProduceRequestTimeout(10*time.Second),
 		kgo.RecordDeliveryTimeout(30*time.Second),
+		kgo.RequestRetries(cfg.retries),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: client: %w", err)
@@ -270,7 +271,25 @@ func (s *Store) AppendWork(ctx context.Context, items ...WorkItem) error {
 }
 
 // EndOffsets returns the next offset to be written in every event partition.
+// A partition whose leader is moving (NOT_LEADER_FOR_PARTITION and the
+// other errors Kafka calls retriable, common right after the topics are
+// created on a cluster) is asked again, with a backoff from 50 ms to 1 s,
+// until ctx ends; then the error is ErrUnavailable.
 func (s *Store) EndOffsets(ctx context.Context) (map[int32]int64, error) {
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		out, err := s.endOffsets(ctx)
+		if err == nil || !kerr.IsRetriable(err) {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(backoff):
+		}
+	}
+}
+
+func (s *Store) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	listed, err := kadm.NewClient(s.cl).ListEndOffsets(ctx, s.cfg.eventsTopic)
 	if err != nil {
 		return nil, fmt.Errorf("%w: list offsets: %w", ErrUnavailable, err)

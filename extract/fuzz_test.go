@@ -121,6 +121,8 @@ func FuzzOCRText(f *testing.F) {
 		"5\t1\t1\t1\t1\t1\t100\t100\t200\t40\t96.5\tDescription\n5\t1\t1\t1\t1\t2\t900\t104\t60\t40\t95\tQty\n" +
 		"5\t1\t1\t1\t2\t1\t100\t160\t220\t40\t91\tWidget\n5\t1\t1\t1\t2\t2\t905\t165\t20\t38\t90\t2\n"))
 	f.Add([]byte("5\t1\t1\t1\t1\t1\t-5\t0\t1\t99999999\t-1\t|\n"))
+	// Words left of the page: CI's fuzzer found this panicking in layout.
+	f.Add([]byte("5\t1\t1\t1\t1\t1\t-900\t10\t50\t40\t90\tleft\n5\t1\t1\t1\t1\t2\t-400\t12\t50\t40\t90\tof\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, ws := range parseTesseractTSV(data) {
 			_ = layoutPage(wordsToRuns(ws, ocrScale))

@@ -60,6 +60,23 @@ func charWidth(runs []textRun) float64 {
 	return math.Max(sizes[len(sizes)/2]*0.5, 1)
 }
 
+// maxColumn bounds the column a run may start at. A4 landscape in 6 pt
+// type is under 300 columns, so a position beyond this is a broken
+// coordinate, and it must not turn into megabytes of padding.
+const maxColumn = 2048
+
+// textColumn is the character column of position x. Coordinates come from the
+// document and may be negative, infinite or NaN, and Go's float-to-int
+// conversion of those is undefined (amd64 gives math.MinInt64), so the
+// result is clamped to [0, maxColumn] first.
+func textColumn(x, unit float64) int {
+	c := math.Round(x / unit)
+	if !(c > 0) { // also NaN
+		return 0
+	}
+	return int(math.Min(c, maxColumn))
+}
+
 func renderLine(l *layoutLine, unit float64) string {
 	sort.SliceStable(l.runs, func(i, j int) bool { return l.runs[i].x < l.runs[j].x })
 	var b strings.Builder
@@ -71,7 +88,7 @@ func renderLine(l *layoutLine, unit float64) string {
 			gap := r.x - prevEnd
 			switch {
 			case gap > 0.8*r.size:
-				want := int(math.Round(r.x / unit))
+				want := textColumn(r.x, unit)
 				pad := max(want-col, 2)
 				b.WriteString(strings.Repeat(" ", pad))
 				col += pad
@@ -81,7 +98,7 @@ func renderLine(l *layoutLine, unit float64) string {
 				col++
 			}
 		} else {
-			want := int(math.Round(r.x / unit))
+			want := textColumn(r.x, unit)
 			b.WriteString(strings.Repeat(" ", want))
 			col = want
 		}

@@ -29,7 +29,7 @@ func (v *Views) OrgKeys(org string) ([]domain.ApiKey, error) {
 // ErrNotFound, exactly like an unknown one.
 func (v *Views) OrgKey(org, id string) (domain.ApiKey, error) {
 	var hash string
-	found, err := getJSON(v.db, orgAPIKeyKey(org, id), &hash)
+	found, err := getView(v.db, orgAPIKeyKey(org, id), &hash)
 	if err != nil {
 		return domain.ApiKey{}, err
 	}

@@ -54,7 +54,6 @@ func (v *Views) At(kind HistoryKind, org, id string, asOf time.Time) (*Views, er
 		return nil, err
 	}
 	past.noHistory = true
-	past.written = newWrittenSet(writtenSetLimit) // it starts empty
 	if err := past.ApplyRecords(recs); err != nil {
 		past.Close()
 		return nil, err

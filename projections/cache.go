@@ -1,9 +1,7 @@
 package projections
 
 import (
-	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"reflect"
 )
 
@@ -21,9 +19,15 @@ import (
 
 // deferredKey reports whether key's view is kept decoded and written when
 // the fetch commits. Only families that no scan of the apply path reads are
-// deferred, since a scan of the batch would miss a value not yet written.
+// deferred, since a scan of the batch would miss a value not yet written:
+// documents, batches, jobs (d/, b/, j/), and webhook notifications and
+// batch webhooks (wn/, bw/), which every delivery attempt and batch
+// completion read (their JSON decode was a seventh of the apply path).
 func deferredKey(key []byte) bool {
-	return len(key) > 2 && key[1] == '/' && (key[0] == 'd' || key[0] == 'b' || key[0] == 'j')
+	if len(key) > 2 && key[1] == '/' && (key[0] == 'd' || key[0] == 'b' || key[0] == 'j') {
+		return true
+	}
+	return len(key) > 3 && key[2] == '/' && (key[0] == 'w' && key[1] == 'n' || key[0] == 'b' && key[1] == 'w')
 }
 
 // object is one decoded view in a fetch: val is nil when the key is absent,
@@ -42,7 +46,7 @@ func (f fetchObjects) flush(tx *Tx) error {
 		if !o.dirty {
 			continue
 		}
-		val, err := json.Marshal(o.val)
+		val, err := encodeView(o.val)
 		if err != nil {
 			return fmt.Errorf("projections: encode %q: %w", k, err)
 		}
@@ -120,53 +124,4 @@ func valueOf(v any) any {
 		return rv.Elem().Interface()
 	}
 	return v
-}
-
-// writtenSet remembers a hash of every key a rebuild has written, so that
-// a read of a key it never wrote — most reads of a rebuild: a new
-// document, batch, idempotency key or webhook — is answered without asking
-// Pebble, whose answer for a missing key costs a filter check in every
-// table of level 0 and a block read for each one not cached. Only a
-// rebuild can know that: it starts from an empty directory and every write
-// goes through it. A hash that is present (written, or a collision) just
-// means "ask Pebble". Past limit keys it stops answering, which bounds its
-// memory (about 40 bytes a key).
-type writtenSet struct {
-	seed  maphash.Seed
-	keys  map[uint64]struct{}
-	limit int
-}
-
-// writtenSetLimit bounds a rebuild's writtenSet: 4M keys, about 160 MiB,
-// the views of roughly a million documents.
-const writtenSetLimit = 4 << 20
-
-func newWrittenSet(limit int) *writtenSet {
-	return &writtenSet{seed: maphash.MakeSeed(), keys: map[uint64]struct{}{}, limit: limit}
-}
-
-// untracked keys are never read while applying (the history index), so
-// the set does not spend memory on them; a read of one asks Pebble.
-func untracked(key []byte) bool {
-	return len(key) > 2 && key[0] == 'h' && (key[1] == '/' || key[1] == 'e' && key[2] == '/')
-}
-
-func (w *writtenSet) add(key []byte) {
-	if w == nil || w.keys == nil || untracked(key) {
-		return
-	}
-	if len(w.keys) >= w.limit {
-		w.keys = nil // too many to answer for: from now on, ask Pebble
-		return
-	}
-	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
-}
-
-// absent reports whether key was certainly never written.
-func (w *writtenSet) absent(key []byte) bool {
-	if w == nil || w.keys == nil || untracked(key) {
-		return false
-	}
-	_, ok := w.keys[maphash.Bytes(w.seed, key)]
-	return !ok
 }

@@ -45,7 +45,7 @@ func (endpointProjection) notify(tx *Tx, org, eventType string, fill func(*domai
 	var eps []domain.Endpoint
 	err := scan(tx.b, endpointPrefix(org), nil, func(_, v []byte) (bool, error) {
 		var e domain.Endpoint
-		if err := decodeJSON(v, &e); err != nil {
+		if err := decodeView(v, &e); err != nil {
 			return false, err
 		}
 		eps = append(eps, e)

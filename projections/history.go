@@ -30,8 +30,19 @@ var ErrBadCursor = errors.New("projections: malformed cursor")
 // historyProjection indexes every event under each entity it shaped, so
 // that GET .../history and time travel read Pebble, never the broker:
 //
-//	h/<kind>/<org>/<id>/<partition u32><offset u64>   (empty)
+//	h/<kind>/<org>/<id>/<partition u32><window u64>   positions, 12 bytes each
 //	he/<partition u32><offset u64>                     the event, single-object encoded
+//
+// An entity's index is one value per window of historyWindow offsets of
+// its partition: the positions of its events in that window, in log order,
+// appended with Pebble's Merge (the default merger concatenates). A fetch
+// merges once per entity and window, however many of the entity's events
+// it holds, so a document's whole lifecycle usually costs one index write
+// instead of one key per event (which was more than half of the keys the
+// views wrote, and of what Pebble flushed and compacted). The value depends
+// only on the log, never on where fetches happened to end, so a rebuild
+// still reads back byte for byte what the live views hold (invariant 4);
+// a window bounds a value to historyWindow positions.
 //
 // Webhook delivery attempts and redelivery requests count for the entity
 // their notification is about. An event is stored once however many
@@ -47,6 +58,16 @@ type historyProjection struct{}
 var historyCodec = sync.OnceValues(eventstore.NewCodec)
 
 const posLen = 12 // partition u32 + offset u64
+
+// historyWindow is how many offsets of a partition one index value covers:
+// 16384, so a value holds at most 192 KiB of positions (an entity that is
+// every event of its window), and a page of history reads one or two.
+const historyWindow = 1 << 14
+
+// historyIndexKey is the index value of an entity that holds position p/o.
+func historyIndexKey(kind HistoryKind, org, id string, p int32, o int64) []byte {
+	return appendPos(historyPrefix(kind, org, id), p, o&^(historyWindow-1))
+}
 
 func appendPos(k []byte, p int32, o int64) []byte {
 	k = binary.BigEndian.AppendUint32(k, uint32(p))
@@ -156,38 +177,72 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 	if err := tx.set(historyEventKey(p, o), val); err != nil {
 		return fmt.Errorf("projections: history: %w", err)
 	}
+	pos := appendPos(nil, p, o)
 	for _, s := range out {
-		if err := tx.set(appendPos(historyPrefix(s.kind, org, s.id), p, o), nil); err != nil {
+		tx.history.add(historyIndexKey(s.kind, org, s.id, p, o), pos)
+	}
+	return nil
+}
+
+// historyIndex is one fetch's additions to the history index: positions
+// by index key, merged into the batch when the fetch commits.
+type historyIndex map[string][]byte
+
+// add appends pos under key once: an event can name an entity twice (a
+// deleted batch's document is found both before and after the delete).
+func (h historyIndex) add(key, pos []byte) {
+	cur := h[string(key)]
+	if len(cur) >= posLen && string(cur[len(cur)-posLen:]) == string(pos) {
+		return
+	}
+	h[string(key)] = append(cur, pos...)
+}
+
+// flush merges the fetch's positions into b.
+func (h historyIndex) flush(b *pebble.Batch) error {
+	for k, positions := range h {
+		if err := b.Merge([]byte(k), positions, nil); err != nil {
 			return fmt.Errorf("projections: history: %w", err)
 		}
 	}
 	return nil
 }
 
-// historyMarker says the views have indexed history since offset 0.
+// historyMarker says the views have indexed history since offset 0, and
+// in which layout: historyFormat.
 var historyMarker = []byte("meta/history")
 
-// ensureHistory starts views that predate the history index again from
-// offset 0: they are a cache of the log, and a history that silently
-// lacks the older events would be wrong. It returns the offsets to use.
+// historyFormat is the layout of the views. 1 had a history key per event
+// and entity, and JSON documents; 2 has an index value per entity and
+// window (historyProjection) and binary documents (doccodec.go).
+const historyFormat = "2"
+
+// ensureHistory starts views that predate the history index, or hold it in
+// an older layout, again from offset 0: they are a cache of the log, and a
+// history that silently lacks the older events would be wrong. It returns
+// the offsets to use.
 func (v *Views) ensureHistory(applied map[int32]int64) (map[int32]int64, error) {
-	_, closer, err := v.db.Get(historyMarker)
+	val, closer, err := v.db.Get(historyMarker)
 	if err == nil {
+		current := string(val) == historyFormat
 		closer.Close()
-		return applied, nil
-	}
-	if !errors.Is(err, pebble.ErrNotFound) {
+		if current {
+			return applied, nil
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
 	b := v.db.NewBatch()
 	defer b.Close()
 	if len(applied) > 0 {
-		v.log.Warn().Msg("projections: views predate the history index; rebuilding them from the log")
-		if err := b.DeleteRange([]byte{}, []byte{0xff}, nil); err != nil {
+		v.log.Warn().Msg("projections: views predate the current history index; rebuilding them from the log")
+		// From 0x00, not the empty key: Pebble's invariant checks (race
+		// builds) reject iterating a tombstone that starts at the empty key.
+		if err := b.DeleteRange([]byte{0}, []byte{0xff}, nil); err != nil {
 			return nil, fmt.Errorf("projections: %w", err)
 		}
 	}
-	if err := b.Set(historyMarker, []byte("1"), nil); err != nil {
+	if err := b.Set(historyMarker, []byte(historyFormat), nil); err != nil {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
@@ -228,20 +283,25 @@ type HistoryEntry struct {
 func (v *Views) History(kind HistoryKind, org, id, cursor string, limit int) (out []HistoryEntry, next string, err error) {
 	limit = max(limit, 1)
 	prefix := historyPrefix(kind, org, id)
-	var from []byte
+	var from, after []byte
 	if cursor != "" {
 		if len(cursor) != posLen {
 			return nil, "", ErrBadCursor
 		}
-		from = append([]byte(string(prefix)+cursor), 0)
+		after = []byte(cursor)
+		p, o := splitPos(after)
+		from = historyIndexKey(kind, org, id, p, o)
 	}
-	err = scan(v.db, prefix, from, func(k, _ []byte) (bool, error) {
+	err = scanPositions(v.db, prefix, from, func(pos []byte) (bool, error) {
+		if after != nil && string(pos) <= string(after) {
+			return true, nil
+		}
 		if len(out) == limit {
 			last := out[len(out)-1]
 			next = string(appendPos(nil, last.Partition, last.Offset))
 			return false, nil
 		}
-		e, err := v.historyEvent(k[len(prefix):])
+		e, err := v.historyEvent(pos)
 		if err != nil {
 			return false, err
 		}
@@ -254,22 +314,41 @@ func (v *Views) History(kind HistoryKind, org, id, cursor string, limit int) (ou
 // fullHistory returns every event of an entity, in log order.
 func (v *Views) fullHistory(kind HistoryKind, org, id string) ([]HistoryEntry, error) {
 	var out []HistoryEntry
-	err := scan(v.db, historyPrefix(kind, org, id), nil, func(k, _ []byte) (bool, error) {
-		e, err := v.historyEvent(k[len(k)-posLen:])
+	err := scanPositions(v.db, historyPrefix(kind, org, id), nil, func(pos []byte) (bool, error) {
+		e, err := v.historyEvent(pos)
 		out = append(out, e)
 		return err == nil, err
 	})
 	return out, err
 }
 
+// scanPositions calls fn with each position of an entity's index under
+// prefix, from the window key from (nil: the first), in log order, until
+// fn returns false.
+func scanPositions(r pebble.Reader, prefix, from []byte, fn func(pos []byte) (bool, error)) error {
+	return scan(r, prefix, from, func(k, val []byte) (bool, error) {
+		if len(k) != len(prefix)+posLen || len(val)%posLen != 0 {
+			return false, fmt.Errorf("projections: history index %q: a %d-byte value", k, len(val))
+		}
+		for i := 0; i < len(val); i += posLen {
+			if more, err := fn(val[i : i+posLen]); err != nil || !more {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
+func splitPos(pos []byte) (int32, int64) {
+	return int32(binary.BigEndian.Uint32(pos)), int64(binary.BigEndian.Uint64(pos[4:]))
+}
+
 func (v *Views) historyEvent(pos []byte) (HistoryEntry, error) {
 	if len(pos) != posLen {
 		return HistoryEntry{}, fmt.Errorf("projections: history key with a %d-byte position", len(pos))
 	}
-	e := HistoryEntry{Position: eventstore.Position{
-		Partition: int32(binary.BigEndian.Uint32(pos)),
-		Offset:    int64(binary.BigEndian.Uint64(pos[4:])),
-	}}
+	p, o := splitPos(pos)
+	e := HistoryEntry{Position: eventstore.Position{Partition: p, Offset: o}}
 	val, closer, err := v.db.Get(historyEventKey(e.Partition, e.Offset))
 	if err != nil {
 		return e, fmt.Errorf("projections: history event %d/%d: %w", e.Partition, e.Offset, err)

@@ -20,7 +20,7 @@ import (
 //	j/<org>/<job>                     job view
 //	dj/<org>/<doc>/<job>              jobs covering a document
 //	s/<org>/<session>                 extraction session -> job id
-//	h/<kind>/<org>/<id>/<pos>         history index (history.go)
+//	h/<kind>/<org>/<id>/<window pos>  history index: positions (history.go)
 //	he/<pos>                          an indexed event (history.go)
 //	meta/history                      the views have indexed history since offset 0
 //	ph/<status>                       documents per status (every org), u64

@@ -61,7 +61,7 @@ func backfillPhases(db *pebble.DB) error {
 	counts := map[domain.Status]int64{}
 	err := scan(db, []byte("d/"), nil, func(_, val []byte) (bool, error) {
 		var d domain.Document
-		if err := decodeJSON(val, &d); err != nil {
+		if err := decodeView(val, &d); err != nil {
 			return false, err
 		}
 		counts[d.Status]++

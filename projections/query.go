@@ -16,7 +16,7 @@ var ErrNotFound = errors.New("projections: not found")
 // Document returns one document of org.
 func (v *Views) Document(org, id string) (domain.Document, error) {
 	var d domain.Document
-	found, err := getJSON(v.db, docKey(org, id), &d)
+	found, err := getView(v.db, docKey(org, id), &d)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -26,7 +26,7 @@ func (v *Views) Document(org, id string) (domain.Document, error) {
 // Batch returns one live batch of org.
 func (v *Views) Batch(org, name string) (domain.Batch, error) {
 	b := domain.NewBatch(org, name)
-	found, err := getJSON(v.db, batchKey(org, name), &b)
+	found, err := getView(v.db, batchKey(org, name), &b)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -48,7 +48,7 @@ func (v *Views) Batches(org, after string, limit int) (out []domain.Batch, next 
 			return false, nil
 		}
 		b := domain.NewBatch(org, strings.TrimPrefix(string(k), string(prefix)))
-		if _, err := getJSON(v.db, k, &b); err != nil {
+		if _, err := getView(v.db, k, &b); err != nil {
 			return false, err
 		}
 		out = append(out, b)
@@ -73,7 +73,7 @@ func (v *Views) BatchDocuments(org, name, cursor string, limit int) (out []domai
 			return false, nil
 		}
 		var d domain.Document
-		if _, err := getJSON(v.db, docKey(org, memberDoc(k)), &d); err != nil {
+		if _, err := getView(v.db, docKey(org, memberDoc(k)), &d); err != nil {
 			return false, err
 		}
 		out = append(out, d)
@@ -86,7 +86,7 @@ func (v *Views) BatchDocuments(org, name, cursor string, limit int) (out []domai
 // Org returns an organisation.
 func (v *Views) Org(id string) (domain.Org, error) {
 	var o domain.Org
-	found, err := getJSON(v.db, orgKey(id), &o)
+	found, err := getView(v.db, orgKey(id), &o)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -99,7 +99,7 @@ func (v *Views) KeyByHash(hash string) (domain.ApiKey, error) {
 	if ok {
 		return k, nil
 	}
-	found, err := getJSON(v.db, apiKeyKey(hash), &k)
+	found, err := getView(v.db, apiKeyKey(hash), &k)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -112,14 +112,14 @@ func (v *Views) KeyByHash(hash string) (domain.ApiKey, error) {
 // Idempotency returns the record of one key; a zero record when unused.
 func (v *Views) Idempotency(org, key string) (domain.Idempotency, error) {
 	var r domain.Idempotency
-	_, err := getJSON(v.db, idemKey(org, key), &r)
+	_, err := getView(v.db, idemKey(org, key), &r)
 	return r, err
 }
 
 // Job returns one job of org.
 func (v *Views) Job(org, id string) (domain.Job, error) {
 	var j domain.Job
-	found, err := getJSON(v.db, jobKey(org, id), &j)
+	found, err := getView(v.db, jobKey(org, id), &j)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -129,7 +129,7 @@ func (v *Views) Job(org, id string) (domain.Job, error) {
 // SessionJob returns the job id of an extraction session of org.
 func (v *Views) SessionJob(org, session string) (string, error) {
 	var id string
-	found, err := getJSON(v.db, sessionKey(org, session), &id)
+	found, err := getView(v.db, sessionKey(org, session), &id)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -150,7 +150,7 @@ func (v *Views) DocumentJobs(org, doc string) ([]string, error) {
 // BatchWebhook returns a batch's webhook registration.
 func (v *Views) BatchWebhook(org, batch string) (BatchWebhook, error) {
 	var h BatchWebhook
-	found, err := getJSON(v.db, batchHookKey(org, batch), &h)
+	found, err := getView(v.db, batchHookKey(org, batch), &h)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -160,7 +160,7 @@ func (v *Views) BatchWebhook(org, batch string) (BatchWebhook, error) {
 // Notification returns one notification of org.
 func (v *Views) Notification(org, id string) (domain.Notification, error) {
 	var n domain.Notification
-	found, err := getJSON(v.db, notifKey(org, id), &n)
+	found, err := getView(v.db, notifKey(org, id), &n)
 	if err == nil && !found {
 		err = ErrNotFound
 	}
@@ -218,7 +218,7 @@ func (v *Views) Endpoints(org string) ([]domain.Endpoint, error) {
 	var out []domain.Endpoint
 	err := scan(v.db, endpointPrefix(org), nil, func(_, val []byte) (bool, error) {
 		var e domain.Endpoint
-		if err := decodeJSON(val, &e); err != nil {
+		if err := decodeView(val, &e); err != nil {
 			return false, err
 		}
 		out = append(out, e)
@@ -230,7 +230,7 @@ func (v *Views) Endpoints(org string) ([]domain.Endpoint, error) {
 // Endpoint returns one webhook endpoint of org.
 func (v *Views) Endpoint(org, id string) (domain.Endpoint, error) {
 	var e domain.Endpoint
-	found, err := getJSON(v.db, endpointKey(org, id), &e)
+	found, err := getView(v.db, endpointKey(org, id), &e)
 	if err == nil && !found {
 		err = ErrNotFound
 	}

@@ -34,6 +34,9 @@ type Tx struct {
 	// objects is shared by every Tx of one fetch: the decoded documents,
 	// batches and jobs it read or changed (cache.go); nil outside a fetch.
 	objects fetchObjects
+	// history is shared by every Tx of one fetch: its additions to the
+	// history index (history.go).
+	history historyIndex
 }
 
 // getRaw reads key through the fetch's map; found is false when absent.
@@ -89,8 +92,8 @@ func (tx *Tx) noop(err error) {
 		Int32("partition", tx.rec.Partition).Int64("offset", tx.rec.Offset).Msg("recorded no-op")
 }
 
-// getJSON loads key into v; found is false when the key is absent.
-func getJSON(r pebble.Reader, key []byte, v any) (bool, error) {
+// getView loads key into v; found is false when the key is absent.
+func getView(r pebble.Reader, key []byte, v any) (bool, error) {
 	val, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
@@ -99,7 +102,7 @@ func getJSON(r pebble.Reader, key []byte, v any) (bool, error) {
 		return false, fmt.Errorf("projections: get %q: %w", key, err)
 	}
 	defer closer.Close()
-	if err := json.Unmarshal(val, v); err != nil {
+	if err := decodeView(val, v); err != nil {
 		return false, fmt.Errorf("projections: decode %q: %w", key, err)
 	}
 	return true, nil
@@ -113,7 +116,7 @@ func (tx *Tx) get(key []byte, v any) (bool, error) {
 	if err != nil || !found {
 		return false, err
 	}
-	if err := json.Unmarshal(val, v); err != nil {
+	if err := decodeView(val, v); err != nil {
 		return false, fmt.Errorf("projections: decode %q: %w", key, err)
 	}
 	return true, nil
@@ -132,7 +135,7 @@ func (tx *Tx) getObject(key []byte, v any) (bool, error) {
 	found := false
 	if !tx.views.written.absent(key) {
 		var err error
-		if found, err = getJSON(tx.b, key, v); err != nil {
+		if found, err = getView(tx.b, key, v); err != nil {
 			return false, err
 		}
 	}
@@ -149,7 +152,7 @@ func (tx *Tx) put(key []byte, v any) error {
 		tx.objects[string(key)] = &object{val: valueOf(v), dirty: true}
 		return nil
 	}
-	val, err := json.Marshal(v)
+	val, err := encodeView(v)
 	if err != nil {
 		return fmt.Errorf("projections: encode %q: %w", key, err)
 	}
@@ -190,8 +193,27 @@ func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, erro
 	return it.Close()
 }
 
-func decodeJSON(v []byte, out any) error {
-	if err := json.Unmarshal(v, out); err != nil {
+// encodeView is a view's stored value: documents in their binary encoding
+// (doccodec.go), everything else JSON.
+func encodeView(v any) ([]byte, error) {
+	switch d := v.(type) {
+	case domain.Document:
+		return encodeDocument(&d), nil
+	case *domain.Document:
+		return encodeDocument(d), nil
+	}
+	return json.Marshal(v)
+}
+
+// decodeView reads what encodeView wrote into out, a pointer.
+func decodeView(v []byte, out any) error {
+	var err error
+	if d, ok := out.(*domain.Document); ok {
+		err = decodeDocument(v, d)
+	} else {
+		err = json.Unmarshal(v, out)
+	}
+	if err != nil {
 		return fmt.Errorf("projections: decode: %w", err)
 	}
 	return nil

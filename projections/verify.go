@@ -23,11 +23,6 @@ func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map
 	if err != nil {
 		return nil, err
 	}
-	if len(v.Offsets()) == 0 {
-		// Empty, so every key it will hold goes through this rebuild
-		// (writtenSet): replay of 200k events 35k -> 53-59k events/s.
-		v.written = newWrittenSet(writtenSetLimit)
-	}
 	if err := v.Run(ctx, store, until); err != nil {
 		v.Close()
 		return nil, err

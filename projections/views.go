@@ -38,8 +38,7 @@ type Views struct {
 	jobs        jobProjection
 	history     historyProjection
 	noHistory   bool // time-travel views (At) need no history of their own
-	// memTable is Pebble's memtable size; 0 keeps Pebble's default (4 MiB),
-	// which a live node's small fetches fill slowly.
+	// memTable is Pebble's memtable size: liveMemTable, or a rebuild's.
 	memTable uint64
 	// blockCache is Pebble's block cache in bytes.
 	blockCache int64
@@ -47,8 +46,10 @@ type Views struct {
 	listeners []func([]eventstore.Record)
 	keys      keyCache    // API keys by hash (keycache.go)
 	cache     objectCache // decoded views across fetches (cache.go)
-	written   *writtenSet // a rebuild's written keys (cache.go); nil otherwise
-	rebuild   bool        // reads further ahead and folds larger batches (Run)
+	written   *keyFilter  // every key the views hold (keyfilter.go)
+	// filterLimit is the most keys written holds before it turns off.
+	filterLimit int
+	rebuild     bool // reads further ahead and folds larger batches (Run)
 }
 
 // Option configures Views.
@@ -69,6 +70,16 @@ func OnApplied(fn func([]eventstore.Record)) Option {
 // at most twice that); 0 turns the cache off. Default: DefaultCacheEntries.
 func WithCacheEntries(n int) Option { return func(v *Views) { v.cache.size = n } }
 
+// liveMemTable is the memtable of live views: 8 MiB, twice Pebble's
+// default. A full fetch (4096 records) is a batch of about 2 MiB, and
+// Pebble turns a batch larger than half the memtable into a memtable of its
+// own, sorted and flushed at once; 8 MiB keeps full fetches in the
+// memtable, which cut the fold's CPU by a fifth (BenchmarkApplyLifecycle,
+// BENCHMARKS.md). 16 MiB measured the same and 64 MiB slower (fewer but
+// longer flushes that the fold waited for). Pebble keeps up to two
+// memtables, so this costs up to 8 MiB more than the default, a constant.
+const liveMemTable = 8 << 20
+
 // DefaultBlockCache is the size of Pebble's block cache unless
 // WithBlockCache says otherwise: 32 MiB (Pebble's own default is 8 MiB, which
 // the views of a few hundred thousand documents outgrow).
@@ -86,6 +97,8 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	v := &Views{log: zerolog.Nop(), applied: map[int32]int64{}, changed: make(chan struct{})}
 	v.cache.size = DefaultCacheEntries
 	v.blockCache = DefaultBlockCache
+	v.filterLimit = keyFilterLimit
+	v.memTable = liveMemTable
 	v.documents.batches = &v.batches
 	v.documents.jobs = &v.jobs
 	for _, o := range opts {
@@ -96,6 +109,15 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	// new document, batch or count, a batch without a webhook): a Bloom
 	// filter answers those without reading a block of every level.
 	po.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	// Most of what the views write is new keys scattered over the key
+	// space (documents, history), so every compaction of level 0 into the
+	// base level rewrites base-level tables the new ones overlap. Letting
+	// level 0 gather twice Pebble's default (4) before that rewrite halves
+	// how often it happens: 14 % less CPU for the same fold
+	// (BenchmarkApplyLifecycle, BENCHMARKS.md). Reads check the Bloom
+	// filters of a few more level-0 tables. Writes stop only at 32 (Pebble:
+	// 12), so that the extra files do not stall the fold.
+	po.L0CompactionThreshold, po.L0StopWritesThreshold = 8, 32
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", dir, err)
@@ -110,6 +132,10 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 		v.applied, err = v.ensureHistory(v.applied)
 		if err == nil {
 			err = backfillPhases(db)
+		}
+		if err == nil {
+			v.written = newKeyFilter(v.filterLimit)
+			err = v.written.load(db)
 		}
 	}
 	if err != nil {
@@ -255,7 +281,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	next := v.Offsets()
 	touched := map[int32]bool{}
 	applied := recs[:0:0]
-	written, objects := map[string][]byte{}, fetchObjects{}
+	written, objects, history := map[string][]byte{}, fetchObjects{}, historyIndex{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -263,13 +289,16 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects}); err != nil {
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1
 		touched[rec.Partition] = true
 	}
 	if err := objects.flush(&Tx{b: b, views: v}); err != nil {
+		return err
+	}
+	if err := history.flush(b); err != nil {
 		return err
 	}
 	for p := range touched {

@@ -26,7 +26,7 @@ type benchFlags struct {
 	duration, rssEvery                      time.Duration
 	brokers, cpuProfile, loadGet, ceilProf  string
 	asJSON, webhooks, ceilings              bool
-	ceilingRecords                          int
+	ceilingRecords, ceilingRounds           int
 }
 
 // bench starts a node in-process (embedded broker unless --kafka-brokers is
@@ -52,6 +52,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.webhooks, "webhooks", true, "register a batch webhook to the bench's loopback receiver; a document ends when its notification arrives")
 	fs.BoolVar(&f.ceilings, "ceilings", true, "measure the raw Kafka and Pebble ceilings and replay after the runs, and print ratios")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
+	fs.IntVar(&f.ceilingRounds, "ceiling-rounds", 3, "rounds of raw consume, replay and apply path; each figure is the best of its rounds")
 	fs.Float64Var(&f.getRate, "get-rate", 2000, "GET /v1/documents/{id} requests/s from a separate process, in an open loop of its own (0: none)")
 	fs.Float64Var(&f.getIngest, "get-ingest", 0.25, "ingest during the GET load, as a fraction of the peak documents/s")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the lifecycle runs to this file")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -21,20 +22,32 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		return err
 	}
 	c := &ceilings{}
-	recs, consumed, err := rawConsume(ctx, seeds, st.EventsTopic(), end, f.ceilingRecords)
-	if err != nil {
-		return err
-	}
-	c.RawConsume = consumed
 	stopProfile, err := startCPUProfile(f.ceilProf)
 	if err != nil {
 		return err
 	}
-	if c.Replay, c.kvs, err = coldReplay(ctx, st, filepath.Join(e.dir, "replay"), end); err != nil {
-		return err
-	}
-	if c.ApplyPath, err = applyPath(st.Codec(), recs, filepath.Join(e.dir, "apply")); err != nil {
-		return err
+	// Raw consume, replay and the apply path, in rounds: on a shared VM a
+	// measurement of a second or two is often slowed by something else,
+	// never sped up, so each figure is the best of its rounds, the ceiling
+	// as much as docket's own (BENCHMARKS.md, method).
+	var recs []*kgo.Record
+	for round := range max(f.ceilingRounds, 1) {
+		got, consumed, err := rawConsume(ctx, seeds, st.EventsTopic(), end, f.ceilingRecords)
+		if err != nil {
+			return err
+		}
+		recs = got
+		replay, kvs, err := coldReplay(ctx, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end)
+		if err != nil {
+			return err
+		}
+		apply, err := applyPath(st.Codec(), recs, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)))
+		if err != nil {
+			return err
+		}
+		c.Rounds = append(c.Rounds, consumeRound{RawConsume: consumed, Replay: replay, ApplyPath: apply})
+		c.RawConsume, c.Replay, c.ApplyPath = faster(c.RawConsume, consumed), faster(c.Replay, replay), faster(c.ApplyPath, apply)
+		c.kvs = kvs
 	}
 	stopProfile()
 	if c.RawPebble, err = rawPebble(c.kvs, filepath.Join(e.dir, "pebble")); err != nil {
@@ -74,4 +87,12 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	c.kvs = nil
 	rep.Ceilings = c
 	return nil
+}
+
+// faster is the better of two measurements of the same thing.
+func faster(a, b rate) rate {
+	if b.PerSec > a.PerSec {
+		return b
+	}
+	return a
 }

@@ -53,8 +53,18 @@ type ceilings struct {
 	ApplyPath         rate     `json:"apply_path"`
 	Replay            rate     `json:"replay"`
 	ViewKeys          int      `json:"view_keys"`
+	// Rounds are the raw consume, replay and apply-path measurements of
+	// every round; the figures above are the best of them.
+	Rounds []consumeRound `json:"consume_rounds"`
 
 	kvs [][2][]byte
+}
+
+// consumeRound is one round of the consume-side measurements.
+type consumeRound struct {
+	RawConsume rate `json:"raw_consume"`
+	Replay     rate `json:"replay"`
+	ApplyPath  rate `json:"apply_path"`
 }
 
 // ratio is one of the issue's targets, measured.
@@ -143,6 +153,10 @@ func (r *benchReport) print(w io.Writer) {
 			{"projection apply (decode, fold, Pebble batch)", c.ApplyPath}, {"raw produce (acks=all, idempotent)", c.RawProduce}, {"raw produce, 5 ms linger", c.RawProduceLinger},
 			{"append path (event store)", c.AppendPath}, {"raw produce+consume", c.RawProduceConsume}, {"raw Pebble batch writes (view keys)", c.RawPebble}} {
 			fmt.Fprintf(w, "  %-48s %8d records in %6.2f s = %9.0f /s\n", x.name, x.r.Records, x.r.Seconds, x.r.PerSec)
+		}
+		for i, rd := range c.Rounds {
+			fmt.Fprintf(w, "  round %d of %d (the first three rows are the best rounds): raw consume %.0f /s, replay %.0f /s, apply %.0f /s\n",
+				i+1, len(c.Rounds), rd.RawConsume.PerSec, rd.Replay.PerSec, rd.ApplyPath.PerSec)
 		}
 		if c.RawLatency != nil {
 			printLatency(w, *c.RawLatency)

@@ -53,6 +53,15 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	if c == nil || c.Replay.Records != c.RawConsume.Records || c.Replay.Records < 64+12+rep.Half.Documents {
 		t.Fatalf("ceilings: %+v", c)
 	}
+	// Three rounds by default, each figure the best of them.
+	if len(c.Rounds) != 3 {
+		t.Fatalf("%d consume rounds, want 3", len(c.Rounds))
+	}
+	for _, rd := range c.Rounds {
+		if rd.Replay.Records != c.Replay.Records || rd.Replay.PerSec > c.Replay.PerSec || rd.ApplyPath.PerSec > c.ApplyPath.PerSec || rd.RawConsume.PerSec > c.RawConsume.PerSec {
+			t.Fatalf("a round beats the reported best, or measured another log: %+v vs %+v", rd, c)
+		}
+	}
 	if c.RawProduce.Records != 200 || c.AppendPath.Records != 200 || c.ApplyPath.Records != 200 || c.ViewKeys == 0 || c.RawLatency == nil {
 		t.Fatalf("ceilings: %+v", c)
 	}

@@ -1,0 +1,138 @@
+package projections
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// keyFilter knows every key the views hold (but the history index) as a
+// Bloom filter, so that a read of a key that does not exist — most reads
+// of the fold: a new document, batch, idempotency key, a batch without a
+// webhook — is answered without asking Pebble, whose answer for a missing
+// key costs an iterator over the memtables and every level, and was a
+// sixth of the fold's CPU (BENCHMARKS.md). A key the filter may hold (it
+// was written, or a false positive, about 0.3 % per stage) means "ask
+// Pebble", so the filter can only save work, never change an answer.
+// Deletes leave their key in the filter; that too only means asking.
+//
+// It grows in stages, each twice the size of the one before at 12 bits a
+// key (8 probes), so nothing has to be known in advance; about 1.5 bytes a
+// key in all. Views that start empty fill it as they write; views opened
+// over existing data load it with one pass over their keys (about 2
+// seconds for ten million). Past limit keys it turns itself off, which
+// bounds its memory, and every read asks Pebble again.
+//
+// It belongs to the apply goroutine, except while Open loads it.
+type keyFilter struct {
+	seed   maphash.Seed
+	stages []bloomStage
+	keys   int
+	limit  int
+	off    bool
+}
+
+// keyFilterLimit bounds the filter: 32M keys, about 48 MiB, the views of
+// several million documents.
+const keyFilterLimit = 32 << 20
+
+// bloomStage is one fixed-size Bloom filter of the chain.
+type bloomStage struct {
+	bits     []uint64
+	mask     uint64 // bits in the filter - 1 (a power of two)
+	capacity int
+	keys     int
+}
+
+const (
+	bloomBitsPerKey = 12
+	bloomProbes     = 8
+	bloomFirstStage = 1 << 14 // keys
+)
+
+func newKeyFilter(limit int) *keyFilter {
+	return &keyFilter{seed: maphash.MakeSeed(), limit: limit, off: limit <= 0}
+}
+
+func newStage(capacity int) bloomStage {
+	n := uint64(1) << bits.Len64(uint64(capacity*bloomBitsPerKey-1)) // bits, rounded up to a power of two
+	return bloomStage{bits: make([]uint64, n/64), mask: n - 1, capacity: capacity}
+}
+
+// probes yields the bloomProbes bit positions of hash h (double hashing).
+func probe(h uint64, i int) uint64 { return h + uint64(i)*(bits.RotateLeft64(h, 32)|1) }
+
+func (f *keyFilter) add(key []byte) {
+	if f == nil || f.off || untracked(key) {
+		return
+	}
+	if f.keys >= f.limit {
+		f.off, f.stages = true, nil // too many to answer for: from now on, ask Pebble
+		return
+	}
+	if len(f.stages) == 0 || f.stages[len(f.stages)-1].keys >= f.stages[len(f.stages)-1].capacity {
+		capacity := bloomFirstStage
+		if len(f.stages) > 0 {
+			capacity = 2 * f.stages[len(f.stages)-1].capacity
+		}
+		f.stages = append(f.stages, newStage(capacity))
+	}
+	s := &f.stages[len(f.stages)-1]
+	h := maphash.Bytes(f.seed, key)
+	for i := range bloomProbes {
+		b := probe(h, i) & s.mask
+		s.bits[b/64] |= 1 << (b % 64)
+	}
+	s.keys++
+	f.keys++
+}
+
+// absent reports whether key was certainly never written.
+func (f *keyFilter) absent(key []byte) bool {
+	if f == nil || f.off || untracked(key) {
+		return false
+	}
+	h := maphash.Bytes(f.seed, key)
+	for si := range f.stages {
+		s := &f.stages[si]
+		hit := true
+		for i := range bloomProbes {
+			if b := probe(h, i) & s.mask; s.bits[b/64]&(1<<(b%64)) == 0 {
+				hit = false
+				break
+			}
+		}
+		if hit {
+			return false
+		}
+	}
+	return true
+}
+
+// untracked keys are never read while applying (the history index), so
+// the filter does not spend memory on them; a read of one asks Pebble.
+func untracked(key []byte) bool {
+	return len(key) > 2 && key[0] == 'h' && (key[1] == '/' || key[1] == 'e' && key[2] == '/')
+}
+
+// load adds every key of db but the history index.
+func (f *keyFilter) load(db *pebble.DB) error {
+	// The history index is the ranges h/ and he/, skipped whole. Every
+	// key is printable ASCII (keys.go), below 0xff, where ensureHistory's
+	// range deletion ends too.
+	for _, r := range [][2][]byte{{nil, []byte("h/")}, {[]byte("h0"), []byte("he/")}, {[]byte("he0"), {0xff}}} {
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: r[0], UpperBound: r[1]})
+		if err != nil {
+			return fmt.Errorf("projections: key filter: %w", err)
+		}
+		for ok := it.First(); ok && !f.off; ok = it.Next() {
+			f.add(it.Key())
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("projections: key filter: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package projections
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestKeyFilterNeverLosesAKey: every key added is reported as maybe
+// present, across several stages, and keys never added are mostly absent.
+func TestKeyFilterNeverLosesAKey(t *testing.T) {
+	t.Parallel()
+	f := newKeyFilter(1 << 20)
+	const n = 200_000 // stages of 16k, 32k, 64k, 128k keys
+	for i := range n {
+		f.add(fmt.Appendf(nil, "d/o1/doc_%d", i))
+	}
+	if len(f.stages) < 4 {
+		t.Fatalf("%d stages for %d keys", len(f.stages), n)
+	}
+	for i := range n {
+		if k := fmt.Appendf(nil, "d/o1/doc_%d", i); f.absent(k) {
+			t.Fatalf("%s added but absent", k)
+		}
+	}
+	fp := 0
+	for i := range n {
+		if !f.absent(fmt.Appendf(nil, "d/o2/doc_%d", i)) {
+			fp++
+		}
+	}
+	// About 0.3 % per stage at 12 bits a key; well under 2 % with four.
+	if rate := float64(fp) / n; rate > 0.02 {
+		t.Fatalf("false positives %.2f %% (%d of %d)", 100*rate, fp, n)
+	}
+	t.Logf("false positives %.3f %% over %d stages", 100*float64(fp)/n, len(f.stages))
+}
+
+// TestKeyFilterTurnsOff: past its limit, or with none, it answers nothing
+// (every read asks Pebble); the history index is never answered for.
+func TestKeyFilterTurnsOff(t *testing.T) {
+	t.Parallel()
+	f := newKeyFilter(10)
+	if !f.absent([]byte("d/o1/x")) {
+		t.Fatal("an empty filter holds a key")
+	}
+	for i := range 11 {
+		f.add(fmt.Appendf(nil, "d/o1/doc_%d", i))
+	}
+	if f.absent([]byte("d/o1/x")) || !f.off || f.stages != nil {
+		t.Fatalf("a full filter still answers (off %v, %d stages)", f.off, len(f.stages))
+	}
+	if newKeyFilter(0).absent([]byte("d/o1/x")) {
+		t.Fatal("a filter without a limit answers")
+	}
+	g := newKeyFilter(10)
+	if g.absent([]byte("h/d/o1/doc_1/window")) || g.absent([]byte("he/pos")) {
+		t.Fatal("the filter answers for the history index")
+	}
+}
+
+// TestKeyFilterLoadsStoredKeys: views opened over existing data know every
+// stored key but the history index.
+func TestKeyFilterLoadsStoredKeys(t *testing.T) {
+	t.Parallel()
+	v, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	keys := []string{"b/o1/b1", "d/o1/doc_1", "h0", "i/o1/k", "z/last"}
+	for _, k := range append(keys, "h/d/o1/doc_1/w", "he/p") {
+		if err := v.db.Set([]byte(k), []byte("v"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newKeyFilter(100)
+	if err := f.load(v.db); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if f.absent([]byte(k)) {
+			t.Errorf("%s stored but absent after load", k)
+		}
+	}
+	// meta/history and the keys above; the history index was skipped.
+	if f.keys != len(keys)+1 {
+		t.Errorf("loaded %d keys, want %d", f.keys, len(keys)+1)
+	}
+}

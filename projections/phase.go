@@ -17,17 +17,36 @@ type phaseProjection struct{}
 
 func phaseKey(s domain.Status) []byte { return []byte("ph/" + string(s)) }
 
-// track moves one document from its old status to its new one.
+// track moves one document from its old status to its new one. The moves
+// of a fetch are summed in tx.counts and written once per status at the
+// end of the fetch (countDeltas.flush): every event of a fetch moves a
+// document, and reading and rewriting a shared count key per event was a
+// twelfth of a replay's CPU (BENCHMARKS.md, item 20).
 func (phaseProjection) track(tx *Tx, before, after domain.Document) error {
 	if before.Status == after.Status {
 		return nil
 	}
 	if before.Status != "" {
-		if err := addCount(tx, phaseKey(before.Status), -1); err != nil {
+		tx.counts[string(phaseKey(before.Status))]--
+	}
+	tx.counts[string(phaseKey(after.Status))]++
+	return nil
+}
+
+// countDeltas is one fetch's changes to the ph/ counts, by key.
+type countDeltas map[string]int64
+
+// flush adds the fetch's changes to the stored counts, in its batch.
+func (c countDeltas) flush(tx *Tx) error {
+	for key, delta := range c {
+		if delta == 0 {
+			continue
+		}
+		if err := addCount(tx, []byte(key), delta); err != nil {
 			return err
 		}
 	}
-	return addCount(tx, phaseKey(after.Status), 1)
+	return nil
 }
 
 func addCount(tx *Tx, key []byte, delta int64) error {

@@ -37,6 +37,9 @@ type Tx struct {
 	// history is shared by every Tx of one fetch: its additions to the
 	// history index (history.go).
 	history historyIndex
+	// counts is shared by every Tx of one fetch: its changes to the
+	// per-status counts (phase.go).
+	counts countDeltas
 }
 
 // getRaw reads key through the fetch's map; found is false when absent.

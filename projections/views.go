@@ -281,7 +281,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	next := v.Offsets()
 	touched := map[int32]bool{}
 	applied := recs[:0:0]
-	written, objects, history := map[string][]byte{}, fetchObjects{}, historyIndex{}
+	written, objects, history, counts := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -289,7 +289,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history}); err != nil {
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1
@@ -299,6 +299,9 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		return err
 	}
 	if err := history.flush(b); err != nil {
+		return err
+	}
+	if err := counts.flush(&Tx{b: b, views: v, written: written}); err != nil {
 		return err
 	}
 	for p := range touched {

@@ -16,9 +16,14 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 		return nil
 	}
 	org, name := after.OrgID, after.BatchName
-	b := domain.NewBatch(org, name)
-	if _, err := tx.get(batchKey(org, name), &b); err != nil {
+	key := batchKey(org, name)
+	var b domain.Batch
+	found, err := tx.get(key, &b)
+	if err != nil {
 		return err
+	}
+	if !found {
+		b = domain.NewBatch(org, name)
 	}
 	if before.Status == "" {
 		if err := tx.set(memberKey(org, name, tx.rec.Offset, after.ID), nil); err != nil {
@@ -39,7 +44,7 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 			return err
 		}
 	}
-	return tx.put(batchKey(org, name), b)
+	return tx.put(key, b)
 }
 
 // deleteBatch folds BatchDeleted into every document of the batch and drops

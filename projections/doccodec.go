@@ -30,8 +30,8 @@ import (
 //	                  document that succeeded without line items has an empty list)
 const docCodecVersion = 1
 
-// errDocCodec is a document view this build cannot read.
-var errDocCodec = errors.New("projections: malformed document view")
+// errViewCodec is a document or batch view this build cannot read.
+var errViewCodec = errors.New("projections: malformed view")
 
 func encodeDocument(d *domain.Document) []byte {
 	b := make([]byte, 0, 256)
@@ -71,7 +71,7 @@ func encodeDocument(d *domain.Document) []byte {
 func decodeDocument(val []byte, d *domain.Document) error {
 	r := docReader{b: val}
 	if v := r.byte(); v != docCodecVersion {
-		return fmt.Errorf("%w: version %d", errDocCodec, v)
+		return fmt.Errorf("%w: version %d", errViewCodec, v)
 	}
 	*d = domain.Document{}
 	d.ID, d.OrgID, d.BatchName, d.FileName, d.ContentType = r.str(), r.str(), r.str(), r.str(), r.str()
@@ -101,13 +101,7 @@ func decodeDocument(val []byte, d *domain.Document) error {
 		}
 	}
 	d.CreatedAt, d.QueuedAt, d.StartedAt, d.CompletedAt = r.time(), r.time(), r.time(), r.time()
-	switch {
-	case r.err != nil:
-		return r.err
-	case len(r.b) != 0:
-		return fmt.Errorf("%w: %d bytes left over", errDocCodec, len(r.b))
-	}
-	return nil
+	return r.finish()
 }
 
 func appendStrings(b []byte, ss ...string) []byte {
@@ -163,8 +157,8 @@ func appendTimes(b []byte, ts ...time.Time) []byte {
 	return b
 }
 
-// docReader reads what encodeDocument wrote; the first problem sticks in
-// err and every later read returns a zero value.
+// docReader reads what encodeDocument and encodeBatch wrote; the first
+// problem sticks in err and every later read returns a zero value.
 type docReader struct {
 	b   []byte
 	err error
@@ -172,7 +166,7 @@ type docReader struct {
 
 func (r *docReader) fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: truncated at %s", errDocCodec, what)
+		r.err = fmt.Errorf("%w: truncated at %s", errViewCodec, what)
 	}
 	r.b = nil
 }
@@ -185,6 +179,18 @@ func (r *docReader) byte() byte {
 	c := r.b[0]
 	r.b = r.b[1:]
 	return c
+}
+
+// finish is the reader's verdict on a whole value: its first problem, or
+// bytes left over, which mean the value is not what the reader took it for.
+func (r *docReader) finish() error {
+	switch {
+	case r.err != nil:
+		return r.err
+	case len(r.b) != 0:
+		return fmt.Errorf("%w: %d bytes left over", errViewCodec, len(r.b))
+	}
+	return nil
 }
 
 func (r *docReader) bool() bool { return r.byte() == 1 }

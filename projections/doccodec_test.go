@@ -31,6 +31,14 @@ func fill(v reflect.Value, n *int) {
 		for i := range 2 {
 			fill(v.Index(i), n)
 		}
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		for range 2 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fill(k, n)
+			fill(e, n)
+			v.SetMapIndex(k, e)
+		}
 	case reflect.String:
 		v.SetString("s" + string(rune('a'+*n%26)) + time.Duration(*n).String())
 	case reflect.Int, reflect.Int64:
@@ -40,7 +48,7 @@ func fill(v reflect.Value, n *int) {
 	case reflect.Bool:
 		v.SetBool(true)
 	default:
-		panic("fill: a field of kind " + v.Kind().String() + ": teach the document codec and this test about it")
+		panic("fill: a field of kind " + v.Kind().String() + ": teach the view codecs and this test about it")
 	}
 }
 
@@ -85,17 +93,22 @@ func TestDocumentCodecRefusesBrokenValues(t *testing.T) {
 	var d domain.Document
 	n := 0
 	fill(reflect.ValueOf(&d).Elem(), &n)
-	val := encodeDocument(&d)
+	refusesBroken(t, encodeDocument(&d), func(val []byte) error { return decodeDocument(val, &domain.Document{}) })
+}
+
+// refusesBroken checks that decode refuses every truncation of val, val
+// with a byte left over, and val under the next version.
+func refusesBroken(t *testing.T, val []byte, decode func([]byte) error) {
+	t.Helper()
 	for i := range val {
-		if err := decodeDocument(val[:i], &domain.Document{}); !errors.Is(err, errDocCodec) {
+		if err := decode(val[:i]); !errors.Is(err, errViewCodec) {
 			t.Fatalf("%d of %d bytes: %v", i, len(val), err)
 		}
 	}
-	if err := decodeDocument(append(val, 0), &domain.Document{}); !errors.Is(err, errDocCodec) {
+	if err := decode(append(append([]byte{}, val...), 0)); !errors.Is(err, errViewCodec) {
 		t.Fatalf("a byte left over: %v", err)
 	}
-	bad := append([]byte{docCodecVersion + 1}, val[1:]...)
-	if err := decodeDocument(bad, &domain.Document{}); !errors.Is(err, errDocCodec) {
+	if err := decode(append([]byte{val[0] + 1}, val[1:]...)); !errors.Is(err, errViewCodec) {
 		t.Fatalf("another version: %v", err)
 	}
 }

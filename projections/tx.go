@@ -197,13 +197,17 @@ func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, erro
 }
 
 // encodeView is a view's stored value: documents in their binary encoding
-// (doccodec.go), everything else JSON.
+// (doccodec.go), batches in theirs (batchcodec.go), everything else JSON.
 func encodeView(v any) ([]byte, error) {
 	switch d := v.(type) {
 	case domain.Document:
 		return encodeDocument(&d), nil
 	case *domain.Document:
 		return encodeDocument(d), nil
+	case domain.Batch:
+		return encodeBatch(&d), nil
+	case *domain.Batch:
+		return encodeBatch(d), nil
 	}
 	return json.Marshal(v)
 }
@@ -211,9 +215,12 @@ func encodeView(v any) ([]byte, error) {
 // decodeView reads what encodeView wrote into out, a pointer.
 func decodeView(v []byte, out any) error {
 	var err error
-	if d, ok := out.(*domain.Document); ok {
+	switch d := out.(type) {
+	case *domain.Document:
 		err = decodeDocument(v, d)
-	} else {
+	case *domain.Batch:
+		err = decodeBatch(v, d)
+	default:
 		err = json.Unmarshal(v, out)
 	}
 	if err != nil {

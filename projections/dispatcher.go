@@ -59,10 +59,33 @@ func (d *Dispatcher) setOwned(parts []int32, own bool) {
 // Run dispatches until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	topic := d.Store.EventsTopic()
-	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), topic, d.Instance, kgo.BlockRebalanceOnPoll(), kgo.DisableAutoCommit(),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { d.setOwned(m[topic], true) }),
-		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { d.setOwned(m[topic], false) }),
-		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { d.setOwned(m[topic], false) }))
+	// Offsets are marked once a poll is dispatched and committed in the
+	// background, not synchronously before the next poll: that commit's
+	// round trip sat in the dispatch hop of every document. A partition
+	// moves only between polls (BlockRebalanceOnPoll), and its marks are
+	// committed before it goes, so the next owner starts after everything
+	// dispatched here; after a crash it re-reads at most the last
+	// autocommit interval, which the checks against the views make harmless.
+	revoked := func(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+		d.Log.Info().Ints32("partitions", m[topic]).Msg("duties: partitions revoked")
+		d.setOwned(m[topic], false)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := cl.CommitMarkedOffsets(ctx); err != nil {
+			d.Log.Warn().Err(err).Msg("duties: commit on hand-over failed; the next owner re-reads since the last commit")
+		}
+	}
+	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), topic, d.Instance, kgo.BlockRebalanceOnPoll(),
+		kgo.AutoCommitMarks(), kgo.AutoCommitInterval(time.Second),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			d.Log.Info().Ints32("partitions", m[topic]).Msg("duties: partitions assigned")
+			d.setOwned(m[topic], true)
+		}),
+		kgo.OnPartitionsRevoked(revoked),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			d.Log.Warn().Ints32("partitions", m[topic]).Msg("duties: partitions lost")
+			d.setOwned(m[topic], false)
+		}))
 	if err != nil {
 		return err
 	}
@@ -75,7 +98,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return nil
 		}
 		// Rebalances wait until this poll's records are dispatched and
-		// committed, so two owners never hold one partition's events.
+		// marked, so two owners never hold one partition's events.
 		err := d.dispatch(ctx, g, recs)
 		g.Client().AllowRebalance()
 		switch {
@@ -146,5 +169,6 @@ func (d *Dispatcher) dispatch(ctx context.Context, g *eventstore.Group, recs []*
 	if err := d.coordinate(ctx, events); err != nil {
 		return err
 	}
-	return g.Commit(ctx, recs...)
+	g.Client().MarkCommitRecords(recs...)
+	return nil
 }

@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -188,27 +189,36 @@ func (v *Views) notificationsUnder(org string, prefix []byte) ([]domain.Notifica
 
 // DueNotifications lists up to limit pending notifications of partition p
 // whose next attempt is due at now.
-func (v *Views) DueNotifications(p int32, now time.Time, limit int) ([]domain.Notification, error) {
+func (v *Views) DueNotifications(p int32, now time.Time, limit int) (out []domain.Notification, err error) {
 	prefix := duePrefix(p)
-	var out []domain.Notification
-	err := scan(v.db, prefix, nil, func(k, _ []byte) (bool, error) {
-		if len(out) >= limit || len(k) < len(prefix)+8 {
-			return false, nil
+	err = v.due.scan(p, func(floor int64) (int64, error) {
+		first := int64(math.MaxInt64)
+		var from []byte
+		if floor > 0 {
+			from = binary.BigEndian.AppendUint64(append([]byte{}, prefix...), uint64(floor))
 		}
-		if int64(binary.BigEndian.Uint64(k[len(prefix):])) > now.UnixNano() {
-			return false, nil
-		}
-		rest := string(k[len(prefix)+9:]) // skip "/"
-		org, id, ok := strings.Cut(rest, "/")
-		if !ok {
+		err := scan(v.db, prefix, from, func(k, _ []byte) (bool, error) {
+			if len(k) < len(prefix)+8 {
+				return true, nil
+			}
+			at := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+			first = min(first, at)
+			if len(out) >= limit || at > now.UnixNano() {
+				return false, nil
+			}
+			rest := string(k[len(prefix)+9:]) // skip "/"
+			org, id, ok := strings.Cut(rest, "/")
+			if !ok {
+				return true, nil
+			}
+			n, err := v.Notification(org, id)
+			if err != nil {
+				return false, err
+			}
+			out = append(out, n)
 			return true, nil
-		}
-		n, err := v.Notification(org, id)
-		if err != nil {
-			return false, err
-		}
-		out = append(out, n)
-		return true, nil
+		})
+		return first, err
 	})
 	return out, err
 }

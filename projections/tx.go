@@ -40,6 +40,9 @@ type Tx struct {
 	// counts is shared by every Tx of one fetch: its changes to the
 	// per-status counts (phase.go).
 	counts countDeltas
+	// due is shared by every Tx of one fetch: the earliest due time it
+	// wrote per partition, for the due index's floors (due.go).
+	due map[int32]int64
 }
 
 // getRaw reads key through the fetch's map; found is false when absent.

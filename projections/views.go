@@ -49,7 +49,8 @@ type Views struct {
 	written   *keyFilter  // every key the views hold (keyfilter.go)
 	// filterLimit is the most keys written holds before it turns off.
 	filterLimit int
-	rebuild     bool // reads further ahead and folds larger batches (Run)
+	rebuild     bool      // reads further ahead and folds larger batches (Run)
+	due         dueFloors // where scans of the due index start (due.go)
 }
 
 // Option configures Views.
@@ -281,7 +282,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	next := v.Offsets()
 	touched := map[int32]bool{}
 	applied := recs[:0:0]
-	written, objects, history, counts := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}
+	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}, map[int32]int64{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -289,7 +290,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts}); err != nil {
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts, due: due}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1
@@ -318,6 +319,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		return fmt.Errorf("projections: commit: %w", err)
 	}
 	v.cache.commit(objects)
+	v.due.note(due)
 	v.mu.Lock()
 	for p := range touched {
 		v.applied[p] = next[p]

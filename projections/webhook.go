@@ -95,6 +95,9 @@ func putNotification(tx *Tx, n domain.Notification) error {
 		if err := tx.set(dueKey(n), nil); err != nil {
 			return err
 		}
+		if t, ok := tx.due[n.Partition]; tx.due != nil && (!ok || n.NextAt.UnixNano() < t) {
+			tx.due[n.Partition] = n.NextAt.UnixNano()
+		}
 	}
 	return tx.put(notifKey(n.OrgID, n.ID), n)
 }

@@ -125,7 +125,15 @@ func TestLogLinesCarryIDs(t *testing.T) {
 
 	byRequest := map[string]map[string]any{}
 	var workerLine, processedLine map[string]any
+	owned := map[float64]bool{}
 	for _, l := range buf.lines(t) {
+		if l["message"] == "duties: partitions assigned" {
+			ps, _ := l["partitions"].([]any)
+			for _, p := range ps {
+				f, _ := p.(float64)
+				owned[f] = true
+			}
+		}
 		if rid, ok := l["request_id"].(string); ok && l["message"] == "request" {
 			byRequest[rid] = l
 		}
@@ -164,6 +172,11 @@ func TestLogLinesCarryIDs(t *testing.T) {
 	}
 	if processedLine == nil || processedLine["org"] != "org_default" || processedLine["outcome"] != "failed" || processedLine["phase"] != "preprocess" {
 		t.Errorf("worker line about the finished run: %v", processedLine)
+	}
+	// The only node owns every partition of the events topic, and said so
+	// before it delivered.
+	if len(owned) != int(tn.cfg.Partitions) {
+		t.Errorf("duties: partitions assigned lines name %v, want all %d partitions", owned, tn.cfg.Partitions)
 	}
 	for k, v := range map[string]any{"org": "org_default", "document": doc.ID, "endpoint": endpoint.ID, "event": "document.processing_failed", "outcome": "delivered"} {
 		if hookLine[k] != v {

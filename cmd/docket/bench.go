@@ -27,6 +27,8 @@ type benchFlags struct {
 	brokers, cpuProfile, loadGet, ceilProf  string
 	asJSON, webhooks, ceilings              bool
 	ceilingRecords, ceilingRounds           int
+	gcPercent                               int
+	memoryLimit                             int64
 }
 
 // bench starts a node in-process (embedded broker unless --kafka-brokers is
@@ -51,6 +53,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.BoolVar(&f.webhooks, "webhooks", true, "register a batch webhook to the bench's loopback receiver; a document ends when its notification arrives")
 	fs.BoolVar(&f.ceilings, "ceilings", true, "measure the raw Kafka and Pebble ceilings and replay after the runs, and print ratios")
+	fs.IntVar(&f.gcPercent, "gc-percent", gcPercentDefault(), "Go GC target of the process, as serve's --gc-percent")
+	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the process in bytes, as serve's --memory-limit")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
 	fs.IntVar(&f.ceilingRounds, "ceiling-rounds", 3, "rounds of raw consume, replay and apply path; each figure is the best of its rounds")
 	fs.Float64Var(&f.getRate, "get-rate", 2000, "GET /v1/documents/{id} requests/s from a separate process, in an open loop of its own (0: none)")
@@ -70,6 +74,11 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if f.batchSize < 1 || f.docs%f.batchSize != 0 || f.conc < 1 {
 		return usageError("--documents must be a multiple of --batch-size; --concurrency at least 1")
 	}
+	if err := validateGC(f.gcPercent, f.memoryLimit); err != nil {
+		return usageError(err.Error())
+	}
+	// The node under test runs in this process: it gets what serve would.
+	tuneGC(f.gcPercent, f.memoryLimit)
 	rep, err := runBench(ctx, f, stderr)
 	if err != nil {
 		return err
@@ -151,7 +160,7 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 		return nil, err
 	}
 	defer cleanup()
-	rep := &benchReport{Broker: "embedded (kfake, fsync per produced batch)", GoMaxProcs: runtimeProcs(), WorkerSlots: f.workers, BatchSize: f.batchSize, Webhooks: f.webhooks}
+	rep := &benchReport{Broker: "embedded (kfake, fsync per produced batch)", GoMaxProcs: runtimeProcs(), GCPercent: gcPercentNow(), WorkerSlots: f.workers, BatchSize: f.batchSize, Webhooks: f.webhooks}
 	if f.brokers != "" {
 		rep.Broker = f.brokers
 	}

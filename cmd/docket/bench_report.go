@@ -9,6 +9,7 @@ import (
 type benchReport struct {
 	Broker      string       `json:"broker"`
 	GoMaxProcs  int          `json:"gomaxprocs"`
+	GCPercent   int          `json:"gc_percent"` // the Go runtime's GOGC during the run
 	WorkerSlots int          `json:"worker_concurrency"`
 	BatchSize   int          `json:"batch_size"`
 	Webhooks    bool         `json:"webhooks"`
@@ -121,7 +122,7 @@ func (r *benchReport) ratios() {
 }
 
 func (r *benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "broker=%s gomaxprocs=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.WorkerSlots, r.BatchSize, r.Webhooks)
+	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.WorkerSlots, r.BatchSize, r.Webhooks)
 	for _, p := range []*phaseResult{r.Peak, r.Half, r.GETPhase} {
 		if p == nil {
 			continue

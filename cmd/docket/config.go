@@ -71,6 +71,16 @@ type Config struct {
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
+	// GCPercent is the Go collector's target (GOGC): the heap may grow by
+	// this percentage of the live heap between collections; -1 turns
+	// collection off (only with MemoryLimit), 0 keeps the runtime's own.
+	// Default DefaultGCPercent (400), or 0 when GOGC is set (gc.go).
+	GCPercent int
+	// MemoryLimit is a soft limit of the Go runtime's memory in bytes
+	// (GOMEMLIMIT): near it the collector runs as often as it must,
+	// whatever GCPercent says. Default 0: the runtime's own (GOMEMLIMIT,
+	// else none).
+	MemoryLimit int64
 	// DocumentTimeout bounds one document's processing. Default 2m.
 	DocumentTimeout time.Duration
 	// MaxPages fails longer documents with too_many_pages. Default 500.
@@ -195,6 +205,9 @@ func (c *Config) Validate() error {
 	if c.IPRate < 0 || c.HeaderTimeout < 0 || c.BodyIdleTimeout < 0 || c.BodyTimeout < 0 || c.AppendTimeout < 0 {
 		errs = append(errs, errors.New("--ip-rate, --header-timeout, --body-idle-timeout, --body-timeout and --append-timeout must not be negative"))
 	}
+	if err := validateGC(c.GCPercent, c.MemoryLimit); err != nil {
+		errs = append(errs, err)
+	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, errors.New("--log-format must be json or console"))
 	}
@@ -314,6 +327,9 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
 	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
+	integer(&c.GCPercent, "gc-percent", gcPercentDefault(), "Go GC target, GOGC (-1 off, with --memory-limit; 0 the runtime's own)")
+	ml, _ := strconv.ParseInt(env("memory-limit", "0"), 10, 64)
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", ml, "soft limit of the Go runtime's memory in bytes, GOMEMLIMIT (0 the runtime's own)")
 	c.bindExtractFlags(fs)
 	mu, _ := strconv.ParseInt(env("max-upload", strconv.FormatInt(blobstore.DefaultMaxSize, 10)), 10, 64)
 	fs.Int64Var(&c.MaxUpload, "max-upload", mu, "largest accepted document in bytes")

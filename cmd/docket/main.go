@@ -90,6 +90,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// The process's, not the node's: tests run many nodes in one process.
+	tuneGC(cfg.GCPercent, cfg.MemoryLimit)
 	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
 	n, err := startNode(ctx, cfg, log)
 	if err != nil {

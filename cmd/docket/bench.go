@@ -53,7 +53,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.BoolVar(&f.webhooks, "webhooks", true, "register a batch webhook to the bench's loopback receiver; a document ends when its notification arrives")
 	fs.BoolVar(&f.ceilings, "ceilings", true, "measure the raw Kafka and Pebble ceilings and replay after the runs, and print ratios")
-	fs.IntVar(&f.gcPercent, "gc-percent", gcPercentDefault(), "Go GC target of the process, as serve's --gc-percent")
+	fs.IntVar(&f.gcPercent, "gc-percent", 0, "Go GC target of the process, as serve's --gc-percent")
 	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the process in bytes, as serve's --memory-limit")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
 	fs.IntVar(&f.ceilingRounds, "ceiling-rounds", 3, "rounds of raw consume, replay and apply path; each figure is the best of its rounds")

@@ -74,7 +74,7 @@ type Config struct {
 	// GCPercent is the Go collector's target (GOGC): the heap may grow by
 	// this percentage of the live heap between collections; -1 turns
 	// collection off (only with MemoryLimit), 0 keeps the runtime's own.
-	// Default DefaultGCPercent (400), or 0 when GOGC is set (gc.go).
+	// Default 0: the runtime's own (GOGC, else 100; gc.go).
 	GCPercent int
 	// MemoryLimit is a soft limit of the Go runtime's memory in bytes
 	// (GOMEMLIMIT): near it the collector runs as often as it must,
@@ -327,7 +327,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
 	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
-	integer(&c.GCPercent, "gc-percent", gcPercentDefault(), "Go GC target, GOGC (-1 off, with --memory-limit; 0 the runtime's own)")
+	integer(&c.GCPercent, "gc-percent", 0, "Go GC target, GOGC (-1 off, with --memory-limit; 0 the runtime's own)")
 	ml, _ := strconv.ParseInt(env("memory-limit", "0"), 10, 64)
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", ml, "soft limit of the Go runtime's memory in bytes, GOMEMLIMIT (0 the runtime's own)")
 	c.bindExtractFlags(fs)

@@ -25,17 +25,6 @@ func TestServeTunesTheGC(t *testing.T) {
 	}
 }
 
-func TestGCDefaultYieldsToGOGC(t *testing.T) {
-	t.Setenv("GOGC", "")
-	if got := gcPercentDefault(); got != DefaultGCPercent {
-		t.Errorf("without GOGC: %d, want %d", got, DefaultGCPercent)
-	}
-	t.Setenv("GOGC", "150")
-	if got := gcPercentDefault(); got != 0 {
-		t.Errorf("with GOGC=150: %d, want 0 (the runtime's own)", got)
-	}
-}
-
 func TestGCFlagsValidate(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	for _, tc := range []struct {

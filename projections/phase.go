@@ -36,35 +36,66 @@ func (phaseProjection) track(tx *Tx, before, after domain.Document) error {
 // countDeltas is one fetch's changes to the ph/ counts, by key.
 type countDeltas map[string]int64
 
-// flush adds the fetch's changes to the stored counts, in its batch.
-func (c countDeltas) flush(tx *Tx) error {
+// flush adds the fetch's changes to the counts, in its batch, and returns
+// the counts it wrote, for known once the batch commits.
+func (c countDeltas) flush(tx *Tx, known phaseCounts) (phaseCounts, error) {
+	var wrote phaseCounts
 	for key, delta := range c {
 		if delta == 0 {
 			continue
 		}
-		if err := addCount(tx, []byte(key), delta); err != nil {
-			return err
+		n, err := known.read(tx, key)
+		if err != nil {
+			return nil, err
 		}
+		n += delta
+		if err := writeCount(tx, []byte(key), n); err != nil {
+			return nil, err
+		}
+		if wrote == nil {
+			wrote = phaseCounts{}
+		}
+		wrote[key] = n
 	}
-	return nil
+	return wrote, nil
 }
 
-func addCount(tx *Tx, key []byte, delta int64) error {
-	var n int64
-	val, found, err := tx.getRaw(key)
-	if err != nil {
-		return err
+// phaseCounts are committed ph/ counts by key, kept by the apply goroutine.
+// A count falls to zero and rises again all the time (one document
+// processing, then none), and a count of zero has no key, so the newest
+// entry of a hot count in the memtable is usually a tombstone over
+// thousands of older versions, and a Get steps through all of them: that
+// was half the CPU of applying the small fetches of a steady load (bench
+// profile, BENCHMARKS.md item 22). With this, each count is read from
+// Pebble once.
+type phaseCounts map[string]int64
+
+func (p phaseCounts) read(tx *Tx, key string) (int64, error) {
+	if n, ok := p[key]; ok {
+		return n, nil
 	}
-	if found {
-		n = int64(binary.BigEndian.Uint64(val))
+	val, found, err := tx.getRaw([]byte(key))
+	if err != nil || !found {
+		return 0, err
 	}
+	return int64(binary.BigEndian.Uint64(val)), nil
+}
+
+// commit takes the counts a committed fetch wrote.
+func (p phaseCounts) commit(wrote phaseCounts) {
+	for k, n := range wrote {
+		p[k] = n
+	}
+}
+
+func writeCount(tx *Tx, key []byte, n int64) error {
 	// No key for a count of zero, as after a backfill, so live views and
 	// rebuilt or backfilled ones stay byte-identical.
-	if n+delta == 0 {
+	if n == 0 {
 		return tx.del(key)
 	}
 	out := make([]byte, 8)
-	binary.BigEndian.PutUint64(out, uint64(n+delta))
+	binary.BigEndian.PutUint64(out, uint64(n))
 	return tx.set(key, out)
 }
 

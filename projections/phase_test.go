@@ -73,3 +73,38 @@ func TestDocumentsByStatus(t *testing.T) {
 	}
 	sameDB(t, "backfilled views", before, dump(t, f.v))
 }
+
+// TestCountsOverSmallFetches applies a log in fetches of one to seven
+// records, as a steady load does, with a restart midway: the counts the
+// apply loop keeps between fetches must agree with a scan of the documents
+// after every fetch, and the views must be byte-identical to one fetch of
+// the whole log.
+func TestCountsOverSmallFetches(t *testing.T) {
+	t.Parallel()
+	recs := newGen(11).records(900)
+	whole := setup(t)
+	whole.apply(recs...)
+
+	f := setup(t)
+	for i, n := 0, 0; i < len(recs); i += n {
+		n = min(1+i%7, len(recs)-i)
+		f.apply(recs[i : i+n]...)
+		if i/450 != (i+n)/450 {
+			f.restart()
+		}
+		if i%5 != 0 {
+			continue
+		}
+		counts, err := f.v.DocumentsByStatus()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := statusesByScan(t, f); !maps.Equal(counts, want) {
+			t.Fatalf("after %d records: counts %v, documents say %v", i+n, counts, want)
+		}
+	}
+	if c, _ := f.v.DocumentsByStatus(); len(c) < 3 {
+		t.Fatalf("the log reached only %d statuses: %v", len(c), c)
+	}
+	sameDB(t, "views applied in small fetches", dump(t, whole.v), dump(t, f.v))
+}

@@ -46,6 +46,7 @@ type Views struct {
 	listeners []func([]eventstore.Record)
 	keys      keyCache    // API keys by hash (keycache.go)
 	cache     objectCache // decoded views across fetches (cache.go)
+	counts    phaseCounts // committed ph/ counts (phase.go)
 	written   *keyFilter  // every key the views hold (keyfilter.go)
 	// filterLimit is the most keys written holds before it turns off.
 	filterLimit int
@@ -97,6 +98,7 @@ func Open(dir string, opts ...Option) (*Views, error) { return open(dir, nil, op
 func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	v := &Views{log: zerolog.Nop(), applied: map[int32]int64{}, changed: make(chan struct{})}
 	v.cache.size = DefaultCacheEntries
+	v.counts = phaseCounts{}
 	v.blockCache = DefaultBlockCache
 	v.filterLimit = keyFilterLimit
 	v.memTable = liveMemTable
@@ -302,7 +304,8 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	if err := history.flush(b); err != nil {
 		return err
 	}
-	if err := counts.flush(&Tx{b: b, views: v, written: written}); err != nil {
+	wroteCounts, err := counts.flush(&Tx{b: b, views: v, written: written}, v.counts)
+	if err != nil {
 		return err
 	}
 	for p := range touched {
@@ -319,6 +322,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		return fmt.Errorf("projections: commit: %w", err)
 	}
 	v.cache.commit(objects)
+	v.counts.commit(wroteCounts)
 	v.due.note(due)
 	v.mu.Lock()
 	for p := range touched {

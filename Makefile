@@ -116,6 +116,7 @@ BENCH_SET   := --documents 3000 --concurrency 32 --duration 20s
 bench: build
 	./$(BIN) bench $(BENCH_SET) $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./blobstore/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./eventstore/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./projections/
 
 bench-kafka: build

@@ -19,6 +19,7 @@ type config struct {
 	log         zerolog.Logger
 	hold        <-chan struct{}
 	afterClaim  func(ctx context.Context, item eventstore.WorkItem)
+	received    func(item eventstore.WorkItem, dispatched time.Time)
 	observe     func(phase, outcome string, took time.Duration)
 	extractor   extract.Extractor
 	extractOpts []extract.Option
@@ -56,6 +57,16 @@ func Hold(ch <-chan struct{}) Option { return func(c *config) { c.hold = ch } }
 // hung or died. Default nil: no call.
 func AfterClaim(fn func(ctx context.Context, item eventstore.WorkItem)) Option {
 	return func(c *config) { c.afterClaim = fn }
+}
+
+// Received calls fn with every work item the worker takes off the work
+// topic (stop requests aside), before it is claimed, and the time it was
+// dispatched: its record's timestamp. `docket bench` times the dispatch hop
+// with it instead of reading the work topic with a consumer of its own,
+// which loaded the broker with fetches a deployment does not make.
+// Default nil: no call.
+func Received(fn func(item eventstore.WorkItem, dispatched time.Time)) Option {
+	return func(c *config) { c.received = fn }
 }
 
 // Observe calls fn after every processing run with the work item's phase,

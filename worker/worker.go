@@ -125,6 +125,9 @@ func (w *Worker) handle(ctx context.Context, rec *kgo.Record) func() bool {
 		w.mu.Unlock()
 		return done(true)
 	}
+	if w.cfg.received != nil {
+		w.cfg.received(item, rec.Timestamp)
+	}
 	if w.cfg.hold != nil {
 		select {
 		case <-w.cfg.hold:

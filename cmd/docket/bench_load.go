@@ -13,10 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/docket/docket/eventstore"
 )
 
 var errNotFound = errors.New("bench: 404")
@@ -184,31 +180,6 @@ func startHookReceiver(c *benchClient) (*hookReceiver, error) {
 }
 
 func (h *hookReceiver) close() { _ = h.srv.Close() }
-
-// watchWork reads the work topic from its start and reports when each
-// document was dispatched (the work record's produce timestamp).
-func watchWork(ctx context.Context, store *eventstore.Store, c *benchClient) (func(), error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(store.Seeds()...), kgo.ConsumeTopics(store.WorkTopic()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-				if it, err := eventstore.UnmarshalWork(r.Value); err == nil && !it.Cancel {
-					if tr := c.tr.Load(); tr != nil {
-						tr.dispatched(it.DocumentID, r.Timestamp)
-					}
-				}
-			})
-		}
-	}()
-	return func() { cancel(); <-done; cl.Close() }, nil
-}
 
 // textInvoiceFor is the small plain-text invoice the benchmark uploads.
 func textInvoiceFor(i int) []byte {

@@ -47,6 +47,17 @@ func decodeAll(codec *eventstore.Codec, recs []*kgo.Record) ([]eventstore.Record
 	return out, events
 }
 
+// decodePath measures Avro decoding alone, of the same records in memory:
+// what any consumer that folds the log pays before it folds anything, and
+// the raw consume ceiling does not.
+func decodePath(codec *eventstore.Codec, recs []*kgo.Record) rate {
+	start := time.Now()
+	for _, r := range recs {
+		_, _ = codec.Decode(r.Value)
+	}
+	return newRate(len(recs), 0, time.Since(start))
+}
+
 // applyPath measures the projections' apply path alone: Avro decode, fold,
 // one Pebble batch per fetch-sized chunk (4096 records, as Views.Run polls),
 // into fresh views, without the network.

@@ -47,10 +47,24 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 			t.Errorf("hop %q measured nothing", h.Name)
 		}
 	}
+	// The warm-up ends at two rounds within 10 % of each other, or at the
+	// eighth.
+	warm := 0
+	for _, w := range rep.WarmUp {
+		if w.Documents != warmUpDocs || w.DocsPerSec <= 0 {
+			t.Fatalf("warm-up round: %+v", w)
+		}
+		warm += w.Documents
+	}
+	if n := len(rep.WarmUp); n < 2 || n > 8 {
+		t.Fatalf("%d warm-up rounds: %+v", n, rep.WarmUp)
+	} else if last, prev := rep.WarmUp[n-1].DocsPerSec, rep.WarmUp[n-2].DocsPerSec; n < 8 && (last < 0.9*prev || last > 1.1*prev) {
+		t.Fatalf("the warm-up stopped before two rounds agreed: %+v", rep.WarmUp)
+	}
 	c := rep.Ceilings
 	// Warm-up, closed and open loop each append at least one event per
 	// document; the replay and the raw consume read the same log.
-	if c == nil || c.Replay.Records != c.RawConsume.Records || c.Replay.Records < 64+12+rep.Half.Documents {
+	if c == nil || c.Replay.Records != c.RawConsume.Records || c.Replay.Records < warm+12+rep.Half.Documents {
 		t.Fatalf("ceilings: %+v", c)
 	}
 	// Three rounds by default, each figure the best of them.
@@ -58,8 +72,18 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		t.Fatalf("%d consume rounds, want 3", len(c.Rounds))
 	}
 	for _, rd := range c.Rounds {
-		if rd.Replay.Records != c.Replay.Records || rd.Replay.PerSec > c.Replay.PerSec || rd.ApplyPath.PerSec > c.ApplyPath.PerSec || rd.RawConsume.PerSec > c.RawConsume.PerSec {
+		if rd.Replay.Records != c.Replay.Records || rd.Replay.PerSec > c.Replay.PerSec || rd.ApplyPath.PerSec > c.ApplyPath.PerSec || rd.RawConsume.PerSec > c.RawConsume.PerSec ||
+			rd.Decode.Records != rd.ApplyPath.Records || rd.Decode.PerSec <= 0 || rd.Decode.PerSec > c.Decode.PerSec {
 			t.Fatalf("a round beats the reported best, or measured another log: %+v vs %+v", rd, c)
+		}
+	}
+	if len(c.ProduceRounds) != 3 {
+		t.Fatalf("%d produce rounds, want 3", len(c.ProduceRounds))
+	}
+	for _, rd := range c.ProduceRounds {
+		if rd.RawProduce.Records != 200 || rd.AppendPath.Records != 200 || rd.RawProduceConsume.Records != 200 ||
+			rd.RawProduce.PerSec > c.RawProduce.PerSec || rd.RawProduceConsume.PerSec > c.RawProduceConsume.PerSec || rd.AppendPath.PerSec > c.AppendPath.PerSec {
+			t.Fatalf("a produce round beats the reported best, or wrote another count: %+v vs %+v", rd, c)
 		}
 	}
 	if c.RawProduce.Records != 200 || c.AppendPath.Records != 200 || c.ApplyPath.Records != 200 || c.ViewKeys == 0 || c.RawLatency == nil {
@@ -69,7 +93,8 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	for _, r := range rep.Ratios {
 		names = append(names, r.Name)
 	}
-	for _, want := range []string{"append path / raw produce", "replay (cold, offset 0) / raw consume", "lifecycle p99 at half of peak"} {
+	for _, want := range []string{"append path / raw produce", "replay (cold, offset 0) / raw consume", "lifecycle p99 at half of peak",
+		"one hop: event appended -> applied p99", "bound: Avro decode alone", "bound: raw Pebble writes of the final views"} {
 		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, want) }) {
 			t.Errorf("no ratio %q in %v", want, names)
 		}

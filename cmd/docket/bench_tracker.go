@@ -118,7 +118,7 @@ func (t *tracker) applied(recs []eventstore.Record) {
 	t.signal()
 }
 
-// dispatched records a work item's produce time (from the work topic).
+// dispatched records a work item's produce time (as the worker takes it).
 func (t *tracker) dispatched(docID string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

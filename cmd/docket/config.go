@@ -150,6 +150,9 @@ type Config struct {
 	holdWorker <-chan struct{}
 	// afterClaim is called by the worker between claim and processing.
 	afterClaim func(context.Context, eventstore.WorkItem)
+	// workReceived is called by the worker with each work item it takes,
+	// and its dispatch time (docket bench).
+	workReceived func(eventstore.WorkItem, time.Time)
 }
 
 // Validate checks the configuration.

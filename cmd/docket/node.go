@@ -137,7 +137,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		w := worker.New(n.store, n.blobs,
 			worker.Extractor(ex), worker.ExtractOptions(extract.OCRLanguages(cfg.OCRLanguages)),
 			worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
-			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim),
+			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim), worker.Received(cfg.workReceived),
 			worker.Observe(n.metrics.Processed))
 		n.goRun("worker", func() error { return w.Run(runCtx) })
 	}

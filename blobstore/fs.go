@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // Store is implemented by the filesystem store now and an S3 store later.
@@ -38,6 +39,7 @@ type FS struct {
 	dir     string
 	tmp     string
 	maxSize int64
+	next    atomic.Uint32 // the temporary directory of the next Put
 }
 
 var _ Store = (*FS)(nil)
@@ -46,10 +48,18 @@ const (
 	tmpDirName = "tmp"
 	keyLen     = sha256.Size * 2
 	copyBuf    = 32 << 10
+	// tmpDirs is how many directories under tmp/ the temporary files of
+	// concurrent Puts spread over. Creating a file takes its directory's
+	// lock, and with every Put in one directory, concurrent uploads spun
+	// in the kernel waiting for it: on a 2-core VM, 32 concurrent Puts
+	// spent a fifth of their CPU in rwsem_spin_on_owner, and creating the
+	// temporary file was 14 % of a node's CPU at half of its peak
+	// (BENCHMARKS.md, item 23).
+	tmpDirs = 64
 )
 
 // NewFS opens (creating if needed) a store rooted at dir. Temporary files
-// left in <dir>/tmp by a crashed Put are removed: none of them was ever
+// left under <dir>/tmp by a crashed Put are removed: none of them was ever
 // visible under a key, so they are garbage.
 func NewFS(dir string, opts ...Option) (*FS, error) {
 	cfg := defaultConfig()
@@ -70,8 +80,10 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, fmt.Errorf("blobstore: clean temp dir: %w", err)
 	}
-	if err := os.MkdirAll(tmp, 0o750); err != nil {
-		return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
+	for i := range tmpDirs {
+		if err := os.MkdirAll(filepath.Join(tmp, fmt.Sprintf("%02x", i)), 0o750); err != nil {
+			return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
+		}
 	}
 	// All 256 shard directories are created and made durable up front, so
 	// Put never has to wonder whether another goroutine's new shard entry
@@ -94,7 +106,15 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 	if err := ctx.Err(); err != nil {
 		return Blob{}, fmt.Errorf("blobstore: put: %w", err)
 	}
-	f, err := os.CreateTemp(s.tmp, "put-*")
+	tmpDir := filepath.Join(s.tmp, fmt.Sprintf("%02x", s.next.Add(1)%tmpDirs))
+	f, err := os.CreateTemp(tmpDir, "put-*")
+	if errors.Is(err, os.ErrNotExist) {
+		// Someone removed the temporary directories under a running
+		// store (a cleaner of temp files, an operator): make it again.
+		if err = os.MkdirAll(tmpDir, 0o750); err == nil {
+			f, err = os.CreateTemp(tmpDir, "put-*")
+		}
+	}
 	if err != nil {
 		return Blob{}, fmt.Errorf("blobstore: create temp file: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -360,7 +362,7 @@ func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
 	// Simulate a crash mid-Put: a half-written temp file, plus a stray
 	// subdirectory for good measure.
 	tmp := filepath.Join(dir, "tmp")
-	if err := os.WriteFile(filepath.Join(tmp, "put-123456"), []byte("half a blo"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "07", "put-123456"), []byte("half a blo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(tmp, "stray"), 0o750); err != nil {
@@ -374,15 +376,35 @@ func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewFS: %v", err)
 	}
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		t.Fatalf("read tmp: %v", err)
+	if left := files(t, tmp); len(left) != 0 {
+		t.Fatalf("tmp not cleaned: %v", left)
 	}
-	if len(entries) != 0 {
-		t.Fatalf("tmp not cleaned: %v", entries)
+	if _, err := os.Stat(filepath.Join(tmp, "stray")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stray directory under tmp survived NewFS: %v", err)
 	}
 	if _, err := s2.Stat(ctx, kept.Key); err != nil {
 		t.Fatalf("stored blob lost on restart: %v", err)
+	}
+}
+
+// TestPutRecreatesTempDirs removes the temporary directories under a
+// running store, as a cleaner of temp files might: Put makes them again.
+func TestPutRecreatesTempDirs(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 3 {
+		body := fmt.Sprintf("blob %d after tmp went away", i)
+		b, err := s.Put(ctx, strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("Put %d: %v", i, err)
+		}
+		if b.Key != keyOf([]byte(body)) {
+			t.Fatalf("Put %d stored %s", i, b.Key)
+		}
 	}
 }
 
@@ -434,6 +456,26 @@ func TestConcurrentPutSameContent(t *testing.T) {
 	if err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("content mismatch (err %v)", err)
 	}
+}
+
+// BenchmarkPutParallel puts small blobs from 32 goroutines, as concurrent
+// uploads do: what the temporary files' directories cost under contention.
+func BenchmarkPutParallel(b *testing.B) {
+	s, _ := setup(b)
+	ctx := context.Background()
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		body := make([]byte, 1<<10)
+		for pb.Next() {
+			i := n.Add(1)
+			binary.LittleEndian.PutUint64(body, uint64(i))
+			if _, err := s.Put(ctx, bytes.NewReader(body)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 func BenchmarkPut(b *testing.B) {

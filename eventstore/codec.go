@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sync"
 
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/schemas"
@@ -196,10 +197,23 @@ func (c *Codec) Decode(b []byte) (domain.Event, error) {
 	return decodeBody(entry, b[soeHeaderLen:])
 }
 
+// readers are reused across decodes. A Reader copies short strings into a
+// 1 KiB slab of its own and hands out views of it; a new Reader per event
+// allocated a slab per event, three quarters of the bytes decoding
+// allocated (BenchmarkDecodeLifecycle). A reused one fills its slab with
+// the strings of several events. The strings stay valid: a slab is never
+// written twice, only replaced once full.
+var readers = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(codecAPI)) }}
+
 // decodeBody decodes an Avro binary body written with entry's schema.
 func decodeBody(entry *codecEntry, body []byte) (domain.Event, error) {
 	ptr := reflect.New(entry.typ)
-	r := avro.NewReader(nil, 0, avro.WithReaderConfig(codecAPI))
+	r := readers.Get().(*avro.Reader)
+	defer func() {
+		r.Reset(nil)
+		r.Error = nil
+		readers.Put(r)
+	}()
 	r.Reset(body)
 	r.ReadVal(entry.schema, ptr.Interface())
 	// Any error, io.EOF included, means the body ended early: a complete
@@ -213,7 +227,7 @@ func decodeBody(entry *codecEntry, body []byte) (domain.Event, error) {
 	if r.Peek(); !errors.Is(r.Error, io.EOF) {
 		return nil, fmt.Errorf("%w: %s: trailing bytes after the body", ErrMalformedBody, entry.name)
 	}
-	nilEmptySlices(ptr.Elem())
+	tidySlices(ptr.Elem())
 	ev, ok := ptr.Interface().(domain.Event)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s does not implement domain.Event", ErrUnknownEvent, entry.typ)
@@ -241,19 +255,26 @@ func checkArrayLens(v reflect.Value) error {
 	return nil
 }
 
-// nilEmptySlices sets the empty arrays and bytes of the struct v, and of the
-// structs it contains, to nil. Avro does not tell an empty array from a
+// tidySlices sets the empty arrays and bytes of the struct v, and of the
+// structs it contains, to nil: Avro does not tell an empty array from a
 // missing one and hamba/avro decodes both as empty non-nil slices; nil is
-// the Go zero value, so a zero event round-trips to itself.
-func nilEmptySlices(v reflect.Value) {
+// the Go zero value, so a zero event round-trips to itself. And it clips
+// the capacity of bytes values to their length: a reused Reader (readers)
+// hands them out of the slab the next events' strings are copied into, so
+// an append that fitted the capacity would overwrite those strings.
+func tidySlices(v reflect.Value) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		switch f.Kind() {
 		case reflect.Struct:
-			nilEmptySlices(f)
+			tidySlices(f)
 		case reflect.Slice:
-			if f.Len() == 0 && !f.IsNil() && f.CanSet() {
+			switch {
+			case !f.CanSet():
+			case f.Len() == 0 && !f.IsNil():
 				f.Set(reflect.Zero(f.Type()))
+			case f.Type().Elem().Kind() == reflect.Uint8 && f.Cap() > f.Len():
+				f.Set(f.Slice3(0, f.Len(), f.Len()))
 			}
 		}
 	}

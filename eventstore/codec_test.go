@@ -555,3 +555,37 @@ func TestCodecConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestDecodedBytesDoNotShareTheNextEventsStrings decodes a stored response
+// body and then an upload, over and over: decoding reuses Readers, whose
+// slab hands out both, and an append to the body must not overwrite the
+// upload's strings.
+func TestDecodedBytesDoNotShareTheNextEventsStrings(t *testing.T) {
+	c := codecForTest(t)
+	name := "invoice.pdf"
+	completed, err := c.Encode(&domain.IdempotencyKeyCompleted{Meta: domain.Meta{EventID: "evt_1", OrgID: "org_1", OccurredAt: time.Unix(1, 0).UTC(), Actor: "a"},
+		Key: "k", Status: 201, Body: []byte(`{"id":"doc_1"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploaded, err := c.Encode(&domain.DocumentUploaded{Meta: domain.Meta{EventID: "evt_2", OrgID: "org_2", OccurredAt: time.Unix(2, 0).UTC(), Actor: "b"},
+		DocumentID: "doc_2", BatchName: &name, FileName: name, ContentType: "application/pdf", Size: 9, BlobKey: "blob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		a, err := c.Decode(completed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Decode(uploaded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := a.(*domain.IdempotencyKeyCompleted).Body
+		_ = append(body, bytes.Repeat([]byte{'X'}, 64)...)
+		if u := b.(*domain.DocumentUploaded); u.DocumentID != "doc_2" || u.FileName != name || u.ContentType != "application/pdf" || u.Meta.OrgID != "org_2" {
+			t.Fatalf("round %d: an append to a decoded body overwrote the next event: %+v", i, u)
+		}
+	}
+}

@@ -60,7 +60,10 @@ func decodePath(codec *eventstore.Codec, recs []*kgo.Record) rate {
 
 // applyPath measures the projections' apply path alone: Avro decode, fold,
 // one Pebble batch per fetch-sized chunk (4096 records, as Views.Run polls),
-// into fresh views, without the network.
+// into fresh views, without the network. As in Views.Run, a goroutine
+// decodes one chunk ahead of the fold (until 2026-12-05 the bench decoded
+// each chunk before folding it, in one goroutine, which a live node does
+// not do).
 func applyPath(codec *eventstore.Codec, recs []*kgo.Record, dir string) (rate, error) {
 	v, err := projections.Open(dir)
 	if err != nil {
@@ -68,8 +71,21 @@ func applyPath(codec *eventstore.Codec, recs []*kgo.Record, dir string) (rate, e
 	}
 	defer v.Close()
 	start := time.Now()
-	for i := 0; i < len(recs); i += 4096 {
-		chunk, _ := decodeAll(codec, recs[i:min(i+4096, len(recs))])
+	chunks := make(chan []eventstore.Record, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(chunks)
+		for i := 0; i < len(recs); i += 4096 {
+			chunk, _ := decodeAll(codec, recs[i:min(i+4096, len(recs))])
+			select {
+			case chunks <- chunk:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for chunk := range chunks {
 		if err := v.ApplyRecords(chunk); err != nil {
 			return rate{}, err
 		}

@@ -30,6 +30,10 @@ var (
 		[]string{"status"}, nil)
 	brokerDesc = prometheus.NewDesc(Namespace+"_broker_up",
 		"1 if this scrape could list the log's end offsets, else 0.", nil, nil)
+	memDesc = prometheus.NewDesc(Namespace+"_views_memory_bytes",
+		"What this node's views hold in memory, by part: Pebble's block_cache (fills up to its size as views are read), "+
+			"its memtables, and the key_filter of every key the views hold (about 1.5 bytes a key).",
+		[]string{"part"}, nil)
 )
 
 // Watch adds the series read at scrape time from the node's views and
@@ -99,6 +103,7 @@ func (c *viewCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDesc
 	ch <- docsDesc
 	ch <- brokerDesc
+	ch <- memDesc
 }
 
 func (c *viewCollector) Collect(ch chan<- prometheus.Metric) {
@@ -121,6 +126,10 @@ func (c *viewCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.views == nil {
 		return
+	}
+	m := c.views.Memory()
+	for part, n := range map[string]int64{"block_cache": m.BlockCache, "memtables": m.MemTables, "key_filter": m.KeyFilter} {
+		ch <- prometheus.MustNewConstMetric(memDesc, prometheus.GaugeValue, float64(n), part)
 	}
 	if counts, err := c.views.DocumentsByStatus(); err == nil {
 		for s, n := range counts {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -32,6 +33,9 @@ type keyFilter struct {
 	keys   int
 	limit  int
 	off    bool
+	// bytes is what the stages hold, for Views.Memory, which other
+	// goroutines call.
+	bytes atomic.Int64
 }
 
 // keyFilterLimit bounds the filter: 32M keys, about 48 MiB, the views of
@@ -70,6 +74,7 @@ func (f *keyFilter) add(key []byte) {
 	}
 	if f.keys >= f.limit {
 		f.off, f.stages = true, nil // too many to answer for: from now on, ask Pebble
+		f.bytes.Store(0)
 		return
 	}
 	if len(f.stages) == 0 || f.stages[len(f.stages)-1].keys >= f.stages[len(f.stages)-1].capacity {
@@ -78,6 +83,7 @@ func (f *keyFilter) add(key []byte) {
 			capacity = 2 * f.stages[len(f.stages)-1].capacity
 		}
 		f.stages = append(f.stages, newStage(capacity))
+		f.bytes.Add(int64(8 * len(f.stages[len(f.stages)-1].bits)))
 	}
 	s := &f.stages[len(f.stages)-1]
 	h := maphash.Bytes(f.seed, key)

@@ -310,7 +310,7 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec, getRate 
 		docs = f.docs
 	}
 	var waitGet func() (getResult, error)
-	stopRSS := sampleRSS(ctx, f.rssEvery)
+	stopRSS := sampleRSS(ctx, f.rssEvery, e.n.views.Memory)
 	mode := "open"
 	if getRate > 0 {
 		mode = "open, under the GET load,"

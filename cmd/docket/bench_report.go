@@ -202,6 +202,9 @@ func (r *benchReport) print(w io.Writer) {
 	if m := r.RSS; m != nil && len(m.Samples) > 0 {
 		fmt.Fprintf(w, "\nresident size every %.0f s: first %.1f MiB, last %.1f MiB, max %.1f MiB; after warm-up %.1f MiB, at the end %.1f MiB: drift %+.1f %%\n",
 			m.IntervalSec, m.FirstMiB, m.LastMiB, m.MaxMiB, m.BaseMiB, m.EndMiB, m.DriftPct)
+		first, last := m.Samples[0], m.Samples[len(m.Samples)-1]
+		fmt.Fprintf(w, "  of it, first -> last: Go heap in use %.1f -> %.1f MiB; views: block cache %.1f -> %.1f, memtables %.1f -> %.1f, key filter %.1f -> %.1f MiB\n",
+			first.HeapMiB, last.HeapMiB, first.BlockCacheMiB, last.BlockCacheMiB, first.MemTablesMiB, last.MemTablesMiB, first.KeyFilterMiB, last.KeyFilterMiB)
 	}
 	if c := r.Ceilings; c != nil {
 		fmt.Fprintf(w, "\nceilings (same broker and disk, same records):\n")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/docket/docket/projections"
 )
 
 // rssSample is one reading of this process's memory.
@@ -21,6 +23,12 @@ type rssSample struct {
 	// HeapReleased); RSS above it is memory allocated outside Go (with
 	// cgo, Pebble's block cache and memtables come from C malloc).
 	GoMiB float64 `json:"go_held_mib"`
+	// The views' bounded structures (projections.Views.Memory), which
+	// fill as the views grow: a resident size that rises with them and
+	// stops where they stop is a cache filling, not a leak.
+	BlockCacheMiB float64 `json:"block_cache_mib"`
+	MemTablesMiB  float64 `json:"memtables_mib"`
+	KeyFilterMiB  float64 `json:"key_filter_mib"`
 }
 
 // rssReport summarises the samples of a run. The raw first and last
@@ -91,7 +99,7 @@ func vmRSS() int64 {
 // sampleRSS samples every interval until stop is called, which returns
 // the report. The process holds the node and the load generator's client,
 // whose own state is bounded (histograms, documents in flight only).
-func sampleRSS(ctx context.Context, interval time.Duration) (stop func() rssReport) {
+func sampleRSS(ctx context.Context, interval time.Duration, views func() projections.MemoryUse) (stop func() rssReport) {
 	var mu sync.Mutex
 	rep := rssReport{IntervalSec: interval.Seconds()}
 	start := time.Now()
@@ -109,9 +117,11 @@ func sampleRSS(ctx context.Context, interval time.Duration) (stop func() rssRepo
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
+			vm := views()
+			mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 			mu.Lock()
-			rep.Samples = append(rep.Samples, rssSample{AtSec: time.Since(start).Seconds(), RSSMiB: float64(vmRSS()) / (1 << 20), HeapMiB: float64(ms.HeapInuse) / (1 << 20),
-				GoMiB: float64(ms.Sys-ms.HeapReleased) / (1 << 20)})
+			rep.Samples = append(rep.Samples, rssSample{AtSec: time.Since(start).Seconds(), RSSMiB: mib(vmRSS()), HeapMiB: mib(int64(ms.HeapInuse)),
+				GoMiB: mib(int64(ms.Sys - ms.HeapReleased)), BlockCacheMiB: mib(vm.BlockCache), MemTablesMiB: mib(vm.MemTables), KeyFilterMiB: mib(vm.KeyFilter)})
 			mu.Unlock()
 		}
 	}()

@@ -105,6 +105,8 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	}
 	if rep.RSS == nil || len(rep.RSS.Samples) == 0 || rep.RSS.FirstMiB <= 0 {
 		t.Errorf("memory samples: %+v", rep.RSS)
+	} else if s := rep.RSS.Samples[len(rep.RSS.Samples)-1]; s.MemTablesMiB <= 0 || s.KeyFilterMiB <= 0 || s.BlockCacheMiB < 0 {
+		t.Errorf("the views' memory is missing from the samples: %+v", s)
 	}
 }
 

@@ -61,7 +61,7 @@ func checkWorkerMetrics(t *testing.T, url string, n float64) {
 	if v, _ := metricValue(fams, "docket_broker_up", nil); v != 1 {
 		t.Errorf("worker docket_broker_up = %v", v)
 	}
-	for _, name := range []string{"docket_documents", "docket_projection_lag", "docket_http_requests_total"} {
+	for _, name := range []string{"docket_documents", "docket_projection_lag", "docket_http_requests_total", "docket_views_memory_bytes"} {
 		if _, found := metricValue(fams, name, nil); found {
 			t.Errorf("worker-only node reports %s", name)
 		}
@@ -155,6 +155,14 @@ func TestMetricsMoveWithRealWork(t *testing.T) {
 		got, found := metricValue(after, c.name, c.labels)
 		if !found || got != c.want {
 			t.Errorf("%s%v = %v (found %v), want %v", c.name, c.labels, got, found, c.want)
+		}
+	}
+	// The views wrote keys and hold a memtable; the block cache may still
+	// be empty (nothing flushed yet), but it is reported.
+	for part, positive := range map[string]bool{"memtables": true, "key_filter": true, "block_cache": false} {
+		got, found := metricValue(after, "docket_views_memory_bytes", map[string]string{"part": part})
+		if !found || got < 0 || positive && got == 0 {
+			t.Errorf("docket_views_memory_bytes{part=%q} = %v (found %v)", part, got, found)
 		}
 	}
 	// A status no document is in has no series.

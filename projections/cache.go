@@ -31,10 +31,13 @@ func deferredKey(key []byte) bool {
 }
 
 // object is one decoded view in a fetch: val is nil when the key is absent,
-// dirty when the fetch changed it and has not written it yet.
+// dirty when the fetch changed it and has not written it yet, stored when
+// the key was in the views when the fetch first read it (so it is in the
+// key filter already).
 type object struct {
-	val   any
-	dirty bool
+	val    any
+	dirty  bool
+	stored bool
 }
 
 // fetchObjects is one fetch's decoded views, by key.
@@ -53,7 +56,10 @@ func (f fetchObjects) flush(tx *Tx) error {
 		if err := tx.b.Set([]byte(k), val, nil); err != nil {
 			return fmt.Errorf("projections: set %q: %w", k, err)
 		}
-		tx.views.written.add([]byte(k))
+		if !o.stored {
+			tx.views.written.add([]byte(k))
+			o.stored = true
+		}
 		o.dirty = false
 	}
 	return nil

@@ -6,3 +6,6 @@ package projections
 func WithKeyFilterLimit(limit int) Option {
 	return func(v *Views) { v.filterLimit = limit }
 }
+
+// KeyFilterKeys is how many keys the key filter has counted.
+func (v *Views) KeyFilterKeys() int { return v.written.keys }

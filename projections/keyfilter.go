@@ -117,10 +117,16 @@ func (f *keyFilter) absent(key []byte) bool {
 	return true
 }
 
-// untracked keys are never read while applying (the history index), so
-// the filter does not spend memory on them; a read of one asks Pebble.
+// untracked keys are never read while applying (the history index), or
+// read once per process and then kept (the per-status counts, phase.go),
+// so the filter does not spend memory on them; a read of one asks Pebble.
+// A count is deleted at zero and written again when it comes back, which
+// the filter would count as a new key every time.
 func untracked(key []byte) bool {
-	return len(key) > 2 && key[0] == 'h' && (key[1] == '/' || key[1] == 'e' && key[2] == '/')
+	if len(key) > 2 && key[0] == 'h' && (key[1] == '/' || key[1] == 'e' && key[2] == '/') {
+		return true
+	}
+	return len(key) > 3 && key[0] == 'p' && key[1] == 'h' && key[2] == '/'
 }
 
 // load adds every key of db but the history index.

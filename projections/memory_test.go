@@ -1,6 +1,7 @@
 package projections_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/docket/docket/eventstore"
@@ -60,5 +61,43 @@ func TestMemoryOfAFullKeyFilter(t *testing.T) {
 	f.apply(recs...)
 	if m := f.v.Memory(); m.KeyFilter != 0 {
 		t.Fatalf("a key filter past its limit holds %d bytes", m.KeyFilter)
+	}
+}
+
+// TestKeyFilterCountsKeysNotWrites applies lifecycles in fetches of one to
+// five records, so that every fetch rewrites a document and its batch: the
+// key filter must count the keys the views hold, not the writes, since it
+// sizes its stages and its limit by that count.
+func TestKeyFilterCountsKeysNotWrites(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	var lc lifecycles
+	l := newLog()
+	var recs []eventstore.Record
+	for range 300 {
+		recs = lc.next(l, recs)
+	}
+	for i, n := 0, 0; i < len(recs); i += n {
+		n = min(1+i%5, len(recs)-i)
+		f.apply(recs[i : i+n]...)
+	}
+	held := 0
+	it, err := f.v.DB().NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		// The history index and the counts are not in the filter, nor are
+		// the offsets, written beside the views (until a reopen loads them).
+		if k := it.Key(); !bytes.HasPrefix(k, []byte("h/")) && !bytes.HasPrefix(k, []byte("he/")) && !bytes.HasPrefix(k, []byte("ph/")) &&
+			!bytes.HasPrefix(k, []byte("o/")) {
+			held++
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.v.KeyFilterKeys(); got != held {
+		t.Fatalf("the key filter counted %d keys for %d held (%d records applied)", got, held, len(recs))
 	}
 }

@@ -44,12 +44,12 @@ func (c countDeltas) flush(tx *Tx, known phaseCounts) (phaseCounts, error) {
 		if delta == 0 {
 			continue
 		}
-		n, err := known.read(tx, key)
+		was, err := known.read(tx, key)
 		if err != nil {
 			return nil, err
 		}
-		n += delta
-		if err := writeCount(tx, []byte(key), n); err != nil {
+		n := was + delta
+		if err := writeCount(tx, []byte(key), n, was != 0); err != nil {
 			return nil, err
 		}
 		if wrote == nil {
@@ -88,7 +88,9 @@ func (p phaseCounts) commit(wrote phaseCounts) {
 	}
 }
 
-func writeCount(tx *Tx, key []byte, n int64) error {
+// writeCount writes a count; stored says whether its key exists (a count
+// of zero has none).
+func writeCount(tx *Tx, key []byte, n int64, stored bool) error {
 	// No key for a count of zero, as after a backfill, so live views and
 	// rebuilt or backfilled ones stay byte-identical.
 	if n == 0 {
@@ -96,7 +98,7 @@ func writeCount(tx *Tx, key []byte, n int64) error {
 	}
 	out := make([]byte, 8)
 	binary.BigEndian.PutUint64(out, uint64(n))
-	return tx.set(key, out)
+	return tx.write(key, out, stored)
 }
 
 // backfillPhases writes the ph/ counts for views made before they existed

@@ -81,10 +81,22 @@ func (tx *Tx) set(key, val []byte) error {
 	if val == nil {
 		val = []byte{}
 	}
+	// A key this fetch read as present, or wrote already, is in the key
+	// filter: adding it again would count it again, and the filter sizes
+	// its stages and its limit by what it counts (keyfilter.go).
+	old, ok := tx.written[string(key)]
+	return tx.write(key, val, ok && old != nil)
+}
+
+// write writes key, whose caller knows whether it is in the views
+// already (stored), and so in the key filter.
+func (tx *Tx) write(key, val []byte, stored bool) error {
 	if err := tx.b.Set(key, val, nil); err != nil {
 		return fmt.Errorf("projections: set %q: %w", key, err)
 	}
-	tx.views.written.add(key)
+	if !stored {
+		tx.views.written.add(key)
+	}
 	tx.remember(key, val)
 	return nil
 }
@@ -135,7 +147,7 @@ func (tx *Tx) getObject(key []byte, v any) (bool, error) {
 		return assign(v, o.val), nil
 	}
 	if val, ok := tx.views.cache.get(string(key)); ok {
-		tx.objects[string(key)] = &object{val: val}
+		tx.objects[string(key)] = &object{val: val, stored: val != nil}
 		return assign(v, val), nil
 	}
 	found := false
@@ -145,7 +157,7 @@ func (tx *Tx) getObject(key []byte, v any) (bool, error) {
 			return false, err
 		}
 	}
-	o := &object{}
+	o := &object{stored: found}
 	if found {
 		o.val = valueOf(v)
 	}
@@ -155,7 +167,8 @@ func (tx *Tx) getObject(key []byte, v any) (bool, error) {
 
 func (tx *Tx) put(key []byte, v any) error {
 	if tx.objects != nil && deferredKey(key) {
-		tx.objects[string(key)] = &object{val: valueOf(v), dirty: true}
+		o := tx.objects[string(key)]
+		tx.objects[string(key)] = &object{val: valueOf(v), dirty: true, stored: o != nil && o.stored}
 		return nil
 	}
 	val, err := encodeView(v)

@@ -28,7 +28,7 @@ type benchFlags struct {
 	brokers, cpuProfile, loadGet, ceilProf  string
 	asJSON, webhooks, ceilings              bool
 	ceilingRecords, ceilingRounds           int
-	warmRounds, peakRounds                  int
+	warmRounds, warmDocs, peakRounds        int
 	gcPercent                               int
 	memoryLimit                             int64
 }
@@ -58,7 +58,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.gcPercent, "gc-percent", 0, "Go GC target of the process, as serve's --gc-percent")
 	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the process in bytes, as serve's --memory-limit")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
-	fs.IntVar(&f.warmRounds, "warm-up-rounds", 8, "most closed-loop warm-up rounds of 400 documents; the warm-up ends once two rounds in a row are within 10 % of each other")
+	fs.IntVar(&f.warmRounds, "warm-up-rounds", 8, "most closed-loop warm-up rounds; the warm-up ends once two rounds in a row are within 10 % of each other")
+	fs.IntVar(&f.warmDocs, "warm-up-documents", 400, "documents of one warm-up round (about a second at the peak of a 2-core machine)")
 	fs.IntVar(&f.peakRounds, "peak-rounds", 3, "closed loops of --documents for the peak; the peak is the best of them")
 	fs.IntVar(&f.ceilingRounds, "ceiling-rounds", 3, "rounds of raw consume, replay and apply path; each figure is the best of its rounds")
 	fs.Float64Var(&f.getRate, "get-rate", 2000, "GET /v1/documents/{id} requests/s from a separate process, in an open loop of its own (0: none)")
@@ -228,7 +229,7 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 	return rep, nil
 }
 
-// warmUp runs closed loops of warmUpDocs documents at the peak's
+// warmUp runs closed loops of --warm-up-documents at the peak's
 // concurrency until two in a row are within warmUpSteady of each other, or
 // --warm-up-rounds have run. A real broker is a JVM: for its first tens of
 // thousands of requests its JIT is still compiling, and a peak measured
@@ -238,7 +239,7 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 // always met a warm broker. Pebble's caches and the connection pools warm
 // up too.
 func (e *benchEnv) warmUp(ctx context.Context, f benchFlags, progress func(string, ...any)) ([]warmRound, error) {
-	docs := max(warmUpDocs/f.batchSize, 1) * f.batchSize
+	docs := max(f.warmDocs/f.batchSize, 1) * f.batchSize
 	var rounds []warmRound
 	for i := range max(f.warmRounds, 1) {
 		r, err := e.phase(ctx, f, "warm-up", func() (int, error) { return docs, e.c.closedLoop(ctx, docs, f.conc, f.batchSize) })
@@ -254,13 +255,8 @@ func (e *benchEnv) warmUp(ctx context.Context, f benchFlags, progress func(strin
 	return rounds, nil
 }
 
-const (
-	// warmUpDocs is the size of one warm-up round: about a second at the
-	// peak of a 2-core machine.
-	warmUpDocs = 400
-	// warmUpSteady is how close two warm-up rounds in a row must be.
-	warmUpSteady = 0.10
-)
+// warmUpSteady is how close two warm-up rounds in a row must be.
+const warmUpSteady = 0.10
 
 // phase runs one load, waits until every document started has finished,
 // and measures it.

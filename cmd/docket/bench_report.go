@@ -173,7 +173,11 @@ func (r *benchReport) print(w io.Writer) {
 	for _, wr := range r.WarmUp {
 		fmt.Fprintf(w, " %.0f", wr.DocsPerSec)
 	}
-	fmt.Fprintf(w, " documents/s (closed-loop rounds of %d documents until two in a row are within %.0f %%)\n", warmUpDocs, warmUpSteady*100)
+	docs := 0
+	if len(r.WarmUp) > 0 {
+		docs = r.WarmUp[0].Documents
+	}
+	fmt.Fprintf(w, " documents/s (closed-loop rounds of %d documents until two in a row are within %.0f %%)\n", docs, warmUpSteady*100)
 	if len(r.PeakRounds) > 0 {
 		fmt.Fprintf(w, "closed loops:")
 		for _, x := range r.PeakRounds {

@@ -44,12 +44,12 @@ func (c countDeltas) flush(tx *Tx, known phaseCounts) (phaseCounts, error) {
 		if delta == 0 {
 			continue
 		}
-		was, err := known.read(tx, key)
+		n, err := known.read(tx, key)
 		if err != nil {
 			return nil, err
 		}
-		n := was + delta
-		if err := writeCount(tx, []byte(key), n, was != 0); err != nil {
+		n += delta
+		if err := writeCount(tx, []byte(key), n); err != nil {
 			return nil, err
 		}
 		if wrote == nil {
@@ -88,9 +88,7 @@ func (p phaseCounts) commit(wrote phaseCounts) {
 	}
 }
 
-// writeCount writes a count; stored says whether its key exists (a count
-// of zero has none).
-func writeCount(tx *Tx, key []byte, n int64, stored bool) error {
+func writeCount(tx *Tx, key []byte, n int64) error {
 	// No key for a count of zero, as after a backfill, so live views and
 	// rebuilt or backfilled ones stay byte-identical.
 	if n == 0 {
@@ -98,7 +96,7 @@ func writeCount(tx *Tx, key []byte, n int64, stored bool) error {
 	}
 	out := make([]byte, 8)
 	binary.BigEndian.PutUint64(out, uint64(n))
-	return tx.write(key, out, stored)
+	return tx.set(key, out)
 }
 
 // backfillPhases writes the ph/ counts for views made before they existed

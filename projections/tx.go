@@ -81,20 +81,13 @@ func (tx *Tx) set(key, val []byte) error {
 	if val == nil {
 		val = []byte{}
 	}
-	// A key this fetch read as present, or wrote already, is in the key
-	// filter: adding it again would count it again, and the filter sizes
-	// its stages and its limit by what it counts (keyfilter.go).
-	old, ok := tx.written[string(key)]
-	return tx.write(key, val, ok && old != nil)
-}
-
-// write writes key, whose caller knows whether it is in the views
-// already (stored), and so in the key filter.
-func (tx *Tx) write(key, val []byte, stored bool) error {
 	if err := tx.b.Set(key, val, nil); err != nil {
 		return fmt.Errorf("projections: set %q: %w", key, err)
 	}
-	if !stored {
+	// A key this fetch read as present, or wrote already, is in the key
+	// filter: adding it again would count it again, and the filter sizes
+	// its stages and its limit by what it counts (keyfilter.go).
+	if old, ok := tx.written[string(key)]; !ok || old == nil {
 		tx.views.written.add(key)
 	}
 	tx.remember(key, val)

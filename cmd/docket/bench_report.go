@@ -129,8 +129,6 @@ func (r *benchReport) ratios() {
 		}
 		v = div(p99, c.RawLatency.P99)
 		add("lifecycle p99 at half of peak / raw produce->consume p99", v, "<= 3", v <= 3)
-	}
-	if c.RawLatency != nil && r.Half != nil {
 		// The same produce->consume trip the raw figure measures, made by
 		// docket's events: appended by the event store, applied by the
 		// views (fetch, decode, fold, Pebble commit). The lifecycle above

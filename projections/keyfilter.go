@@ -26,7 +26,12 @@ import (
 // seconds for ten million). Past limit keys it turns itself off, which
 // bounds its memory, and every read asks Pebble again.
 //
-// It belongs to the apply goroutine, except while Open loads it.
+// Its stages live outside the Go heap (words_unix.go), so each costs its
+// size once, not again in the collector's headroom; GOMEMLIMIT does not
+// count them. If the system refuses a stage, the filter turns off.
+//
+// It belongs to the apply goroutine, except while Open loads it; release
+// returns its memory once nothing applies any more.
 type keyFilter struct {
 	seed   maphash.Seed
 	stages []bloomStage
@@ -60,9 +65,32 @@ func newKeyFilter(limit int) *keyFilter {
 	return &keyFilter{seed: maphash.MakeSeed(), limit: limit, off: limit <= 0}
 }
 
-func newStage(capacity int) bloomStage {
+// newStage maps a stage for capacity keys; ok is false if the system
+// refused its memory.
+func newStage(capacity int) (s bloomStage, ok bool) {
 	n := uint64(1) << bits.Len64(uint64(capacity*bloomBitsPerKey-1)) // bits, rounded up to a power of two
-	return bloomStage{bits: make([]uint64, n/64), mask: n - 1, capacity: capacity}
+	w := allocWords(int(n / 64))
+	return bloomStage{bits: w, mask: n - 1, capacity: capacity}, w != nil
+}
+
+// turnOff drops every stage: from now on, every read asks Pebble.
+func (f *keyFilter) turnOff() {
+	f.off = true
+	f.release()
+}
+
+// release returns the stages' memory. The filter must not be used after,
+// except through turnOff's answer: off, nothing absent.
+func (f *keyFilter) release() {
+	if f == nil {
+		return
+	}
+	f.off = true
+	for _, s := range f.stages {
+		freeWords(s.bits)
+	}
+	f.stages = nil
+	f.bytes.Store(0)
 }
 
 // probes yields the bloomProbes bit positions of hash h (double hashing).
@@ -73,8 +101,7 @@ func (f *keyFilter) add(key []byte) {
 		return
 	}
 	if f.keys >= f.limit {
-		f.off, f.stages = true, nil // too many to answer for: from now on, ask Pebble
-		f.bytes.Store(0)
+		f.turnOff() // too many to answer for
 		return
 	}
 	if len(f.stages) == 0 || f.stages[len(f.stages)-1].keys >= f.stages[len(f.stages)-1].capacity {
@@ -82,8 +109,13 @@ func (f *keyFilter) add(key []byte) {
 		if len(f.stages) > 0 {
 			capacity = 2 * f.stages[len(f.stages)-1].capacity
 		}
-		f.stages = append(f.stages, newStage(capacity))
-		f.bytes.Add(int64(8 * len(f.stages[len(f.stages)-1].bits)))
+		s, ok := newStage(capacity)
+		if !ok {
+			f.turnOff()
+			return
+		}
+		f.stages = append(f.stages, s)
+		f.bytes.Add(int64(8 * len(s.bits)))
 	}
 	s := &f.stages[len(f.stages)-1]
 	h := maphash.Bytes(f.seed, key)

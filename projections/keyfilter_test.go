@@ -2,6 +2,7 @@ package projections
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -85,5 +86,37 @@ func TestKeyFilterLoadsStoredKeys(t *testing.T) {
 	// meta/history and the keys above; the history index was skipped.
 	if f.keys != len(keys)+1 {
 		t.Errorf("loaded %d keys, want %d", f.keys, len(keys)+1)
+	}
+}
+
+// TestKeyFilterStagesAreOutsideTheHeap: a stage costs its size once, not
+// again in the collector's headroom, so the Go heap does not grow with
+// it. Not parallel: no other test allocates while it measures.
+func TestKeyFilterStagesAreOutsideTheHeap(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, ok := newStage(4 << 20) // 4M keys at 12 bits: 8 MiB
+	if !ok {
+		t.Fatal("the system refused an 8 MiB stage")
+	}
+	for i := range s.bits { // touch every page
+		s.bits[i] = ^uint64(0)
+	}
+	runtime.ReadMemStats(&after)
+	size := uint64(8 * len(s.bits))
+	if size != 8<<20 {
+		t.Fatalf("stage of %d bytes, want 8 MiB", size)
+	}
+	if grew := after.HeapSys - before.HeapSys; grew > size/4 {
+		t.Fatalf("the Go heap grew by %d bytes with a stage of %d", grew, size)
+	}
+	f := newKeyFilter(1 << 20)
+	f.stages = append(f.stages, s)
+	f.bytes.Store(int64(size))
+	f.release()
+	f.release() // twice is harmless
+	if !f.off || f.stages != nil || f.bytes.Load() != 0 || f.absent([]byte("d/o1/x")) {
+		t.Fatalf("a released filter still answers (off %v, %d stages, %d bytes)", f.off, len(f.stages), f.bytes.Load())
 	}
 }

@@ -142,6 +142,7 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 		}
 	}
 	if err != nil {
+		v.written.release()
 		db.Close()
 		return nil, err
 	}
@@ -169,7 +170,10 @@ func (v *Views) Memory() MemoryUse {
 }
 
 // Close closes the database. Run must have returned.
-func (v *Views) Close() error { return v.db.Close() }
+func (v *Views) Close() error {
+	v.written.release()
+	return v.db.Close()
+}
 
 // DB exposes the database for verification tools.
 func (v *Views) DB() *pebble.DB { return v.db }

@@ -26,6 +26,7 @@ type benchFlags struct {
 	rate, getRate, getIngest                float64
 	duration, rssEvery                      time.Duration
 	brokers, cpuProfile, loadGet, ceilProf  string
+	heapProfile                             string
 	asJSON, webhooks, ceilings              bool
 	ceilingRecords, ceilingRounds           int
 	warmRounds, warmDocs, peakRounds        int
@@ -66,6 +67,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&f.getIngest, "get-ingest", 0.25, "ingest during the GET load, as a fraction of the peak documents/s")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the lifecycle runs to this file")
 	fs.StringVar(&f.ceilProf, "ceilings-cpuprofile", "", "write a CPU profile of the replay and apply-path measurements to this file")
+	fs.StringVar(&f.heapProfile, "heapprofile", "", "write heap profiles of the half-of-peak run to PREFIX-base.pprof (after its second tenth, the drift's baseline) and PREFIX-end.pprof; each forces a collection")
 	fs.StringVar(&f.loadGet, "load-get", "", "run only the GET load generator against this URL (used as a child process)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -306,7 +308,11 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec, getRate 
 		docs = f.docs
 	}
 	var waitGet func() (getResult, error)
-	stopRSS := sampleRSS(ctx, f.rssEvery, e.n.views.Memory)
+	heap := ""
+	if getRate == 0 || f.rate > 0 { // the run whose memory is reported
+		heap = f.heapProfile
+	}
+	stopRSS := sampleRSS(ctx, f.rssEvery, e.n.views.Memory, heap, f.duration)
 	mode := "open"
 	if getRate > 0 {
 		mode = "open, under the GET load,"
@@ -344,8 +350,12 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec, getRate 
 		<-loopDone
 		return n, err
 	})
-	if rss := stopRSS(); getRate == 0 || f.rate > 0 {
+	rss, herr := stopRSS()
+	if getRate == 0 || f.rate > 0 {
 		rep.RSS = &rss
+	}
+	if herr != nil && err == nil {
+		err = herr
 	}
 	if waitGet != nil {
 		g, gerr := waitGet()

@@ -99,14 +99,20 @@ func vmRSS() int64 {
 // sampleRSS samples every interval until stop is called, which returns
 // the report. The process holds the node and the load generator's client,
 // whose own state is bounded (histograms, documents in flight only).
-func sampleRSS(ctx context.Context, interval time.Duration, views func() projections.MemoryUse) (stop func() rssReport) {
+// With heap set, it writes heap profiles to heap+"-base.pprof" once the
+// baseline window (the run's second tenth, of span) has passed, and to
+// heap+"-end.pprof" when stopped, so that `go tool pprof -base` shows
+// what grew between the two windows the drift compares.
+func sampleRSS(ctx context.Context, interval time.Duration, views func() projections.MemoryUse, heap string, span time.Duration) (stop func() (rssReport, error)) {
 	var mu sync.Mutex
 	rep := rssReport{IntervalSec: interval.Seconds()}
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var heapErr error
 	go func() {
 		defer close(done)
+		baseWritten := heap == ""
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
@@ -123,14 +129,20 @@ func sampleRSS(ctx context.Context, interval time.Duration, views func() project
 			rep.Samples = append(rep.Samples, rssSample{AtSec: time.Since(start).Seconds(), RSSMiB: mib(vmRSS()), HeapMiB: mib(int64(ms.HeapInuse)),
 				GoMiB: mib(int64(ms.Sys - ms.HeapReleased)), BlockCacheMiB: mib(vm.BlockCache), MemTablesMiB: mib(vm.MemTables), KeyFilterMiB: mib(vm.KeyFilter)})
 			mu.Unlock()
+			if !baseWritten && time.Since(start) >= 2*span/10 {
+				baseWritten, heapErr = true, writeHeapProfile(heap+"-base.pprof")
+			}
 		}
 	}()
-	return func() rssReport {
+	return func() (rssReport, error) {
 		cancel()
 		<-done
+		if heap != "" && heapErr == nil {
+			heapErr = writeHeapProfile(heap + "-end.pprof")
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		rep.summarise()
-		return rep
+		return rep, heapErr
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,8 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	t.Parallel()
 	args := []string{"--documents", "12", "--concurrency", "3", "--duration", "1s", "--get-rate", "0",
 		"--ceiling-records", "200", "--rss-interval", "200ms", "--warm-up-documents", "40", "--json"}
+	heap := filepath.Join(t.TempDir(), "heap")
+	args = append(args, "--heapprofile", heap)
 	if b := os.Getenv(brokersEnv); b != "" {
 		args = append(args, "--kafka-brokers", b)
 	}
@@ -107,6 +110,12 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		t.Errorf("memory samples: %+v", rep.RSS)
 	} else if s := rep.RSS.Samples[len(rep.RSS.Samples)-1]; s.MemTablesMiB <= 0 || s.KeyFilterMiB <= 0 || s.BlockCacheMiB < 0 {
 		t.Errorf("the views' memory is missing from the samples: %+v", s)
+	}
+	// Heap profiles of the open loop's baseline and end: gzipped protobufs.
+	for _, suffix := range []string{"-base.pprof", "-end.pprof"} {
+		if b, err := os.ReadFile(heap + suffix); err != nil || len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("heap profile %s: %d bytes, %v", suffix, len(b), err)
+		}
 	}
 }
 

@@ -122,7 +122,7 @@ bench: build
 bench-kafka: build
 	@scripts/kafka.sh fetch
 	@started=; if ! scripts/kafka.sh running; then scripts/kafka.sh start 1 && started=1; fi; \
-	  ./$(BIN) bench --kafka-brokers "$$(scripts/kafka.sh brokers)" $(BENCH_SET) $(BENCH_FLAGS); rc=$$?; \
+	  ./$(BIN) bench --kafka-brokers "$$(scripts/kafka.sh brokers)" --broker-pids "$$(scripts/kafka.sh pids)" $(BENCH_SET) $(BENCH_FLAGS); rc=$$?; \
 	  if [ -n "$$started" ]; then scripts/kafka.sh stop; fi; exit $$rc
 
 clean:

@@ -8,6 +8,7 @@
 #   scripts/kafka.sh stop        stop the cluster and remove its data
 #   scripts/kafka.sh status      show what runs
 #   scripts/kafka.sh brokers     print the bootstrap list (host:port,...)
+#   scripts/kafka.sh pids        print the running nodes' JVM process ids (pid,...)
 #   scripts/kafka.sh running     exit 0 if a cluster started here runs
 #   scripts/kafka.sh kill I      SIGKILL node I (fault tests); its data stays
 #   scripts/kafka.sh restart I   start node I again and wait until it rejoins
@@ -110,6 +111,17 @@ running_count() {
 		if alive "$(cat "$f")"; then n=$((n + 1)); fi
 	done
 	echo "$n"
+}
+
+# pids prints the process ids of the running nodes, comma-separated (the
+# bench reads their CPU time).
+pids() {
+	local f pid out=()
+	for f in $(pidfiles); do
+		pid="$(cat "$f")"
+		if alive "$pid"; then out+=("$pid"); fi
+	done
+	(IFS=,; echo "${out[*]}")
 }
 
 brokers() {
@@ -305,11 +317,12 @@ start) start "$@" ;;
 stop) stop ;;
 status) status ;;
 brokers) brokers ;;
+pids) pids ;;
 running) [ -f "$RUN/brokers" ] && [ "$(running_count)" -gt 0 ] ;;
 kill) kill_node "$@" ;;
 restart) restart_node "$@" ;;
 *)
-	echo "usage: $0 fetch|start [N]|stop|status|brokers|running|kill I|restart I" >&2
+	echo "usage: $0 fetch|start [N]|stop|status|brokers|pids|running|kill I|restart I" >&2
 	exit 2
 	;;
 esac

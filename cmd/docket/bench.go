@@ -26,7 +26,8 @@ type benchFlags struct {
 	rate, getRate, getIngest                float64
 	duration, rssEvery                      time.Duration
 	brokers, cpuProfile, loadGet, ceilProf  string
-	heapProfile                             string
+	heapProfile, brokerPIDs                 string
+	pids                                    []int
 	asJSON, webhooks, ceilings              bool
 	ceilingRecords, ceilingRounds           int
 	warmRounds, warmDocs, peakRounds        int
@@ -68,6 +69,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the lifecycle runs to this file")
 	fs.StringVar(&f.ceilProf, "ceilings-cpuprofile", "", "write a CPU profile of the replay and apply-path measurements to this file")
 	fs.StringVar(&f.heapProfile, "heapprofile", "", "write heap profiles of the half-of-peak run to PREFIX-base.pprof (after its second tenth, the drift's baseline) and PREFIX-end.pprof; each forces a collection")
+	fs.StringVar(&f.brokerPIDs, "broker-pids", "", "comma-separated process ids of the external brokers, whose CPU time each run reports per document (make bench-kafka passes them)")
 	fs.StringVar(&f.loadGet, "load-get", "", "run only the GET load generator against this URL (used as a child process)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -82,6 +84,10 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError("--documents must be a multiple of --batch-size; --concurrency at least 1")
 	}
 	if err := validateGC(f.gcPercent, f.memoryLimit); err != nil {
+		return usageError(err.Error())
+	}
+	var err error
+	if f.pids, err = parsePIDs(f.brokerPIDs); err != nil {
 		return usageError(err.Error())
 	}
 	// The node under test runs in this process: it gets what serve would.
@@ -270,6 +276,8 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	if err != nil {
 		return nil, err
 	}
+	clock := cpuClock{brokerPIDs: f.pids}
+	cpu0 := clock.read()
 	docs, err := run()
 	if err != nil {
 		return nil, err
@@ -277,6 +285,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	if err := tr.waitFinished(ctx, docs, 5*time.Minute); err != nil {
 		return nil, err
 	}
+	cpu := cpu0.use(clock.read(), docs)
 	if err := e.n.failed(); err != nil {
 		return nil, err
 	}
@@ -290,7 +299,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	r := &phaseResult{Mode: mode, Documents: docs, Failed: failed, BatchSize: f.batchSize, Seconds: el.Seconds(),
 		DocsPerSec: float64(docs) / el.Seconds(), Events: int(after[0] - before[0]), WorkRecords: int(after[1] - before[1]),
 		Upload: e.c.uploads.summary("upload request"), ToSucceeded: tr.toSucceeded.summary("upload -> succeeded applied"),
-		Hops: tr.hopSummaries()}
+		Hops: tr.hopSummaries(), CPU: cpu}
 	r.EventsPerSec = float64(r.Events) / el.Seconds()
 	r.RecordsPerSec = float64(r.Events+r.WorkRecords) / el.Seconds()
 	if f.webhooks {

@@ -48,6 +48,9 @@ type phaseResult struct {
 	ToSucceeded   latency   `json:"to_succeeded"`
 	ToNotified    *latency  `json:"to_notified,omitempty"`
 	Hops          []latency `json:"hops"`
+	// CPU is the CPU time the phase cost per document, from its first
+	// upload to its last notification.
+	CPU *cpuUse `json:"cpu,omitempty"`
 }
 
 // ceilings are the raw and replay measurements.
@@ -189,6 +192,13 @@ func (r *benchReport) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\n%s loop: %d documents (%d failed), concurrency %d, rate %.0f/s: %.1f documents/s in %.2f s; %d events + %d work records = %.0f records/s\n",
 			p.Mode, p.Documents, p.Failed, p.Concurrency, p.Rate, p.DocsPerSec, p.Seconds, p.Events, p.WorkRecords, p.RecordsPerSec)
+		if c := p.CPU; c != nil {
+			fmt.Fprintf(w, "  CPU per document: %.2f ms in this process (node and load generator)", c.ProcessMsPerDoc)
+			if c.BrokerMsPerDoc != nil {
+				fmt.Fprintf(w, ", %.2f ms in the broker", *c.BrokerMsPerDoc)
+			}
+			fmt.Fprintln(w)
+		}
 		lats := []latency{p.Upload, p.ToSucceeded}
 		if p.ToNotified != nil {
 			lats = append(lats, *p.ToNotified)

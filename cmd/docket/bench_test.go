@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,7 +26,8 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	args := []string{"--documents", "12", "--concurrency", "3", "--duration", "1s", "--get-rate", "0",
 		"--ceiling-records", "200", "--rss-interval", "200ms", "--warm-up-documents", "40", "--json"}
 	heap := filepath.Join(t.TempDir(), "heap")
-	args = append(args, "--heapprofile", heap)
+	// This process stands in for an external broker whose CPU is read.
+	args = append(args, "--heapprofile", heap, "--broker-pids", strconv.Itoa(os.Getpid()))
 	if b := os.Getenv(brokersEnv); b != "" {
 		args = append(args, "--kafka-brokers", b)
 	}
@@ -48,6 +50,11 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	}
 	if rep.Half == nil || rep.Half.Documents == 0 || rep.Half.ToNotified.Count != rep.Half.Documents {
 		t.Fatalf("open loop: %+v", rep.Half)
+	}
+	for _, p := range []*phaseResult{rep.Peak, rep.Half} {
+		if c := p.CPU; c == nil || c.ProcessMsPerDoc <= 0 || c.BrokerMsPerDoc == nil || *c.BrokerMsPerDoc < 0 {
+			t.Fatalf("%s loop: CPU per document %+v", p.Mode, c)
+		}
 	}
 	for _, h := range rep.Peak.Hops {
 		if h.Count == 0 {

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cpuUse is CPU time spent during a phase, per document, in milliseconds.
+// Process is this process: the node under test, and the bench's own
+// clients and webhook receiver (with the embedded broker, the broker
+// too). Broker is the external broker processes given by --broker-pids,
+// read from /proc; absent without them.
+type cpuUse struct {
+	ProcessMsPerDoc float64  `json:"process_ms_per_document"`
+	BrokerMsPerDoc  *float64 `json:"broker_ms_per_document,omitempty"`
+}
+
+// cpuClock reads the CPU time used so far by this process and by the
+// broker processes.
+type cpuClock struct{ brokerPIDs []int }
+
+type cpuReading struct {
+	process, broker     time.Duration
+	processOK, brokerOK bool
+}
+
+func (c cpuClock) read() cpuReading {
+	var r cpuReading
+	r.process, r.processOK = processCPU()
+	if len(c.brokerPIDs) > 0 {
+		r.brokerOK = true
+		for _, pid := range c.brokerPIDs {
+			d, err := procCPU(pid)
+			if err != nil {
+				r.brokerOK = false
+				break
+			}
+			r.broker += d
+		}
+	}
+	return r
+}
+
+// use is the CPU spent between r and a later reading, per document; nil
+// where this system cannot tell.
+func (r cpuReading) use(later cpuReading, docs int) *cpuUse {
+	if docs <= 0 || !r.processOK || !later.processOK {
+		return nil
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(docs) }
+	u := &cpuUse{ProcessMsPerDoc: per(later.process - r.process)}
+	if r.brokerOK && later.brokerOK {
+		b := per(later.broker - r.broker)
+		u.BrokerMsPerDoc = &b
+	}
+	return u
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's CPU
+// times: 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU reads the user and system time of process pid from
+// /proc/PID/stat.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("bench: /proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("bench: /proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bench: /proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
+
+// parsePIDs parses a comma-separated list of process ids.
+func parsePIDs(s string) ([]int, error) {
+	var pids []int
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--broker-pids: %q is not a process id", p)
+		}
+		pids = append(pids, n)
+	}
+	return pids, nil
+}

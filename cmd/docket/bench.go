@@ -321,7 +321,11 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec, getRate 
 	if getRate == 0 || f.rate > 0 { // the run whose memory is reported
 		heap = f.heapProfile
 	}
-	stopRSS := sampleRSS(ctx, f.rssEvery, e.n.views.Memory, heap, f.duration)
+	span := f.duration
+	if docs > 0 {
+		span = time.Duration(float64(docs) / perSec * float64(time.Second))
+	}
+	stopRSS := sampleRSS(ctx, f.rssEvery, e.n.views.Memory, heap, span)
 	mode := "open"
 	if getRate > 0 {
 		mode = "open, under the GET load,"
@@ -346,12 +350,8 @@ func (e *benchEnv) openPhase(ctx context.Context, f benchFlags, perSec, getRate 
 				}
 			}
 			url := e.c.base + "/v1/documents/" + e.c.lastDoc.Load().(string)
-			d := f.duration
-			if docs > 0 {
-				d = time.Duration(float64(docs) / perSec * float64(time.Second))
-			}
 			var gerr error
-			if waitGet, gerr = spawnGetLoad(ctx, url, e.c.key, getRate, d); gerr != nil {
+			if waitGet, gerr = spawnGetLoad(ctx, url, e.c.key, getRate, span); gerr != nil {
 				<-loopDone
 				return n, gerr
 			}

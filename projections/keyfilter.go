@@ -73,14 +73,8 @@ func newStage(capacity int) (s bloomStage, ok bool) {
 	return bloomStage{bits: w, mask: n - 1, capacity: capacity}, w != nil
 }
 
-// turnOff drops every stage: from now on, every read asks Pebble.
-func (f *keyFilter) turnOff() {
-	f.off = true
-	f.release()
-}
-
-// release returns the stages' memory. The filter must not be used after,
-// except through turnOff's answer: off, nothing absent.
+// release turns the filter off and returns its stages' memory: from now
+// on it holds nothing and every read asks Pebble.
 func (f *keyFilter) release() {
 	if f == nil {
 		return
@@ -101,7 +95,7 @@ func (f *keyFilter) add(key []byte) {
 		return
 	}
 	if f.keys >= f.limit {
-		f.turnOff() // too many to answer for
+		f.release() // too many to answer for
 		return
 	}
 	if len(f.stages) == 0 || f.stages[len(f.stages)-1].keys >= f.stages[len(f.stages)-1].capacity {
@@ -111,7 +105,7 @@ func (f *keyFilter) add(key []byte) {
 		}
 		s, ok := newStage(capacity)
 		if !ok {
-			f.turnOff()
+			f.release()
 			return
 		}
 		f.stages = append(f.stages, s)

@@ -79,7 +79,7 @@ func renderDocument(d domain.Document) documentJSON {
 func renderBatch(b domain.Batch) batchJSON {
 	counts := make(map[domain.Public]int, len(domain.PublicStatuses))
 	for _, p := range domain.PublicStatuses {
-		counts[p] = b.Counts[p]
+		counts[p] = b.Counts.Of(p)
 	}
 	created, started, completed := b.Timestamps()
 	return batchJSON{

@@ -15,7 +15,7 @@ type Batch struct {
 	OrgID     string
 	Name      string
 	Documents int
-	Counts    map[Public]int
+	Counts    Counts
 
 	CreatedAt   time.Time // earliest upload
 	StartedAt   time.Time // earliest start among current documents
@@ -24,7 +24,33 @@ type Batch struct {
 
 // NewBatch starts an empty batch.
 func NewBatch(org, name string) Batch {
-	return Batch{OrgID: org, Name: name, Counts: map[Public]int{}}
+	return Batch{OrgID: org, Name: name}
+}
+
+// Counts is how many of a batch's documents are in each public status,
+// indexed like PublicStatuses. It is an array, not a map, because the fold
+// moves a batch's counts for every event of every one of its documents:
+// a value is copied with the batch for free, where a map had to be cloned
+// on each move to keep Track from changing the batch it was given.
+type Counts [5]int
+
+// Of is the number of documents in status p (0 for a value outside the
+// vocabulary).
+func (c Counts) Of(p Public) int {
+	if i := p.index(); i >= 0 {
+		return c[i]
+	}
+	return 0
+}
+
+// Set sets the number of documents in status p and reports whether p is in
+// the vocabulary; a value outside it changes nothing.
+func (c *Counts) Set(p Public, n int) bool {
+	i := p.index()
+	if i >= 0 {
+		c[i] = n
+	}
+	return i >= 0
 }
 
 // Track moves the batch along with one document transition. It reports
@@ -32,25 +58,15 @@ func NewBatch(org, name string) Batch {
 // when the document holding the earliest start or the latest completion loses
 // it (it was requeued).
 func (b Batch) Track(before, after Document) (Batch, bool) {
-	counts := make(map[Public]int, len(b.Counts))
-	for k, v := range b.Counts {
-		counts[k] = v
-	}
-	b.Counts = counts
 	if before.Status == "" {
 		b.Documents++
 		if b.CreatedAt.IsZero() || after.CreatedAt.Before(b.CreatedAt) {
 			b.CreatedAt = after.CreatedAt
 		}
 	} else {
-		b.Counts[before.Status.BatchStatus()]--
+		b.Counts[before.Status.BatchStatus().index()]--
 	}
-	b.Counts[after.Status.BatchStatus()]++
-	for k, v := range b.Counts {
-		if v == 0 {
-			delete(b.Counts, k) // keep views identical to Summarize's
-		}
-	}
+	b.Counts[after.Status.BatchStatus().index()]++
 	lostCompletion := !before.CompletedAt.IsZero() && before.CompletedAt.Equal(b.CompletedAt) && !after.CompletedAt.Equal(before.CompletedAt)
 
 	if !after.StartedAt.IsZero() && (b.StartedAt.IsZero() || after.StartedAt.Before(b.StartedAt)) {
@@ -77,13 +93,13 @@ func Summarize(org, name string, docs []Document) Batch {
 // canceled, failed if every other document failed, otherwise succeeded.
 func (b Batch) Status() Public {
 	switch {
-	case b.Counts[PublicProcessing] > 0:
+	case b.Counts.Of(PublicProcessing) > 0:
 		return PublicProcessing
-	case b.Counts[PublicQueued] > 0 || b.Documents == 0:
+	case b.Counts.Of(PublicQueued) > 0 || b.Documents == 0:
 		return PublicQueued
-	case b.Counts[PublicCanceled] == b.Documents:
+	case b.Counts.Of(PublicCanceled) == b.Documents:
 		return PublicCanceled
-	case b.Counts[PublicFailed] == b.Documents-b.Counts[PublicCanceled]:
+	case b.Counts.Of(PublicFailed) == b.Documents-b.Counts.Of(PublicCanceled):
 		return PublicFailed
 	}
 	return PublicSucceeded
@@ -91,7 +107,7 @@ func (b Batch) Status() Public {
 
 // AllDone is true when the batch has documents and all are terminal.
 func (b Batch) AllDone() bool {
-	return b.Documents > 0 && b.Counts[PublicQueued] == 0 && b.Counts[PublicProcessing] == 0
+	return b.Documents > 0 && b.Counts.Of(PublicQueued) == 0 && b.Counts.Of(PublicProcessing) == 0
 }
 
 // Timestamps returns created_at, started_at and completed_at as shown to

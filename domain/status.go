@@ -41,6 +41,23 @@ const (
 // PublicStatuses lists the vocabulary in lifecycle order.
 var PublicStatuses = []Public{PublicQueued, PublicProcessing, PublicSucceeded, PublicFailed, PublicCanceled}
 
+// index is p's position in PublicStatuses, or -1.
+func (p Public) index() int {
+	switch p {
+	case PublicQueued:
+		return 0
+	case PublicProcessing:
+		return 1
+	case PublicSucceeded:
+		return 2
+	case PublicFailed:
+		return 3
+	case PublicCanceled:
+		return 4
+	}
+	return -1
+}
+
 // BatchStatus maps an internal state onto the batch surface. A document that
 // was only preprocessed (through the jobs surface) has not been extracted, so
 // on this surface it is still waiting: queued.

@@ -652,7 +652,7 @@ func showDocument(d domain.Document) []string {
 func showBatch(b domain.Batch) string {
 	var counts []string
 	for _, p := range domain.PublicStatuses {
-		if n := b.Counts[p]; n != 0 {
+		if n := b.Counts.Of(p); n != 0 {
 			counts = append(counts, fmt.Sprintf("%s:%d", p, n))
 		}
 	}

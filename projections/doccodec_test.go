@@ -31,6 +31,10 @@ func fill(v reflect.Value, n *int) {
 		for i := range 2 {
 			fill(v.Index(i), n)
 		}
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i), n)
+		}
 	case reflect.Map:
 		v.Set(reflect.MakeMap(v.Type()))
 		for range 2 {

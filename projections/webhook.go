@@ -115,12 +115,19 @@ func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/%d", b.OrgID, b.Name, tx.rec.Partition, tx.rec.Offset))
 	at := tx.rec.Event.Header().OccurredAt
 	_, _, completed := b.Timestamps()
+	// Only the statuses that occur are present (the OpenAPI description).
+	counts := make(map[domain.Public]int, len(b.Counts))
+	for _, p := range domain.PublicStatuses {
+		if n := b.Counts.Of(p); n != 0 {
+			counts[p] = n
+		}
+	}
 	payload, err := json.Marshal(map[string]any{
 		"type":      "batch.completed",
 		"timestamp": at.UTC().Format(time.RFC3339Nano),
 		"data": map[string]any{
 			"batch_name": b.Name, "status": b.Status(), "total": b.Documents,
-			"counts": b.Counts, "completed_at": completed.UTC().Format(time.RFC3339Nano),
+			"counts": counts, "completed_at": completed.UTC().Format(time.RFC3339Nano),
 		},
 	})
 	if err != nil {

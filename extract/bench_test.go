@@ -60,3 +60,16 @@ func BenchmarkScannedPDFPage(b *testing.B) {
 func BenchmarkTextInvoice(b *testing.B) { benchFile(b, "inv-brightwave-media-eur.txt") }
 
 func BenchmarkHTMLInvoice(b *testing.B) { benchFile(b, "inv-skyline-hosting-usd.html") }
+
+// The small plain-text invoice that docket's end-to-end benchmark uploads
+// (cmd/docket/bench_load.go), where the extractor's regexps stood out.
+func BenchmarkSmallTextInvoice(b *testing.B) {
+	data := []byte("INVOICE #7\nBill to: Bench Co\n\nDescription          Qty   Unit Price   Amount\nWidget model 7        2      17.50      35.00\nService fee            1      10.00      10.00\n\nTotal: 45.00 USD\n")
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Process(context.Background(), data, "invoice.txt", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -14,9 +14,11 @@ type numberFormat struct {
 	decimalComma bool
 }
 
+// Guarded because they run on every cell, most of which hold no comma or
+// no point.
 var (
-	reCommaDecimal = regexp.MustCompile(`^\d{1,3}(\.\d{3})*,\d{1,2}$|^\d+,\d{1,2}$`)
-	rePointDecimal = regexp.MustCompile(`^\d{1,3}(,\d{3})*\.\d{1,2}$|^\d+\.\d{1,2}$`)
+	reCommaDecimal = mustGuarded(`^\d{1,3}(\.\d{3})*,\d{1,2}$|^\d+,\d{1,2}$`, ",")
+	rePointDecimal = mustGuarded(`^\d{1,3}(,\d{3})*\.\d{1,2}$|^\d+\.\d{1,2}$`, ".")
 )
 
 // guessNumberFormat votes over the cells that are unambiguous. A tie goes
@@ -44,11 +46,71 @@ func guessNumberFormat(rows []row, preferComma bool) numberFormat {
 	return numberFormat{decimalComma: comma > point}
 }
 
+// reCurrencyAffix and reDigits specify stripCurrencyAffix and plainNumber,
+// which replace them on every cell; the tests hold the two to them.
 var (
 	reCurrencyAffix = regexp.MustCompile(`^(?:US\$|[$€£¥]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\b)\s*|\s*(?:[$€£¥]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD))$`)
 	reDigits        = regexp.MustCompile(`^\d[\d.,]*$`)
-	reSpaceGroups   = regexp.MustCompile(`^\d{1,3}( \d{3})+([.,]\d+)?$`)
+	reSpaceGroups   = mustGuarded(`^\d{1,3}( \d{3})+([.,]\d+)?$`, " ")
 )
+
+// stripCurrencyAffix is reCurrencyAffix.ReplaceAllString(s, ""), spelt
+// out because it runs on every cell and the regexp tried every position of
+// it for the suffix (profile of docket bench).
+func stripCurrencyAffix(s string) string {
+	rest := s
+	if n := currencyPrefix(s); n > 0 {
+		rest = strings.TrimLeft(s[n:], asciiSpace)
+	}
+	// The suffix cannot reach back into what the prefix took.
+	if n := currencySuffix(s); n > 0 && n <= len(rest) {
+		rest = strings.TrimRight(rest[:len(rest)-n], asciiSpace)
+	}
+	return rest
+}
+
+// asciiSpace is what \s matches in Go's regexps.
+const asciiSpace = "\t\n\f\r "
+
+var (
+	currencySymbols = []string{"$", "€", "£", "¥"}
+	affixCodes      = []string{"USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD"}
+)
+
+// currencyPrefix is the length of the "US$", symbol or whole-word code that
+// s begins with, or 0.
+func currencyPrefix(s string) int {
+	if strings.HasPrefix(s, "US$") {
+		return 3
+	}
+	for _, sym := range currencySymbols {
+		if strings.HasPrefix(s, sym) {
+			return len(sym)
+		}
+	}
+	for _, c := range affixCodes {
+		if strings.HasPrefix(s, c) && (len(s) == 3 || !isWordByte(s[3])) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// currencySuffix is the length of the symbol or whole-word code that s ends
+// with, or 0.
+func currencySuffix(s string) int {
+	for _, sym := range currencySymbols {
+		if strings.HasSuffix(s, sym) {
+			return len(sym)
+		}
+	}
+	for _, c := range affixCodes {
+		if strings.HasSuffix(s, c) && (len(s) == 3 || !isWordByte(s[len(s)-4])) {
+			return 3
+		}
+	}
+	return 0
+}
 
 // stripNumber removes sign, currency and thousands spacing from s and
 // returns the bare digits and separators, whether the value is negative, and
@@ -74,7 +136,7 @@ func stripNumber(s string) (string, bool, bool) {
 				neg, s = !neg, strings.TrimSpace(s[:len(s)-len(m)])
 			}
 		}
-		s = strings.TrimSpace(reCurrencyAffix.ReplaceAllString(s, ""))
+		s = strings.TrimSpace(stripCurrencyAffix(s))
 		if s == before {
 			break
 		}
@@ -83,7 +145,7 @@ func stripNumber(s string) (string, bool, bool) {
 	if reSpaceGroups.MatchString(s) {
 		s = strings.ReplaceAll(s, " ", "")
 	}
-	if !reDigits.MatchString(s) {
+	if !plainNumber(s) {
 		return "", false, false
 	}
 	// A scan's table rule or a speck beside an amount comes out of OCR as
@@ -94,6 +156,20 @@ func stripNumber(s string) (string, bool, bool) {
 		s = s[:len(s)-1]
 	}
 	return s, neg, true
+}
+
+// plainNumber is reDigits.MatchString(s): a digit, then only digits and
+// separators.
+func plainNumber(s string) bool {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && c != '.' && c != ',' {
+			return false
+		}
+	}
+	return true
 }
 
 // strayTrailingSeparator reports whether s (digits and separators only) ends

@@ -144,7 +144,9 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	closers := []func(){e.n.close, func() { os.RemoveAll(dir) }}
+	// Closed last first, as deferred calls: the node before the directory
+	// it writes in.
+	closers := []func(){func() { os.RemoveAll(dir) }, e.n.close}
 	cleanup := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()

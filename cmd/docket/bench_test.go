@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,5 +217,46 @@ func TestBenchLeavesNothingBehind(t *testing.T) {
 	}
 	for _, l := range left {
 		t.Errorf("left behind in the temporary directory: %s", l.Name())
+	}
+}
+
+// TestBenchClientWaitsForLaggingViews: a batch that the views show only
+// seconds after its upload was acknowledged (an open loop near saturation)
+// is waited for, longer than the 2.3 s after which the client used to give
+// up and fail the whole run. The server is a stand-in that answers 404 to
+// the webhook registration for 3 s.
+func TestBenchClientWaitsForLaggingViews(t *testing.T) {
+	t.Parallel()
+	visibleAt := time.Now().Add(3 * time.Second)
+	var puts, processed atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/documents"):
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":"doc_1"}`)
+		case r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/webhook"):
+			puts.Add(1)
+			if time.Now().Before(visibleAt) {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/process"):
+			processed.Add(1)
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	defer srv.Close()
+	c := &benchClient{base: srv.URL, key: "k", hookURL: "http://127.0.0.1:1/hook", http: srv.Client()}
+	c.tr.Store(newTracker(true))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.batch(ctx, 1); err != nil {
+		t.Fatalf("batch: %v (after %d registrations)", err, puts.Load())
+	}
+	if time.Now().Before(visibleAt) || puts.Load() < 2 || processed.Load() != 1 {
+		t.Fatalf("registrations %d, process calls %d, done %v before the batch was visible", puts.Load(), processed.Load(), time.Until(visibleAt))
 	}
 }

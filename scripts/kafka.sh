@@ -13,6 +13,9 @@
 #   scripts/kafka.sh kill I      SIGKILL node I (fault tests); its data stays
 #   scripts/kafka.sh restart I   start node I again and wait until it rejoins
 #
+# Each node logs to .cache/kafka/run/<i>/server.log and its garbage
+# collections to gc.log beside it.
+#
 # Environment: KAFKA_VERSION (default 4.1.0), KAFKA_CACHE_DIR (default
 # <repo>/.cache/kafka), KAFKA_PORT_BASE (default 19092: broker i listens on
 # BASE+i, its controller on BASE+100+i), KAFKA_HEAP (default
@@ -238,8 +241,13 @@ EOF
 # launch starts node I of the prepared cluster in the background.
 launch() {
 	local dir="$RUN/$1"
+	# The collector's pauses stop the whole broker (at half of docket's
+	# peak, a young collection of about 10 ms every 0.6 s): gc.log shows
+	# them with wall-clock times, to line up with a run's phases
+	# (BENCHMARKS.md, "The broker's collector").
 	# shellcheck disable=SC2086 # HEAP is a list of JVM flags
-	nohup java $HEAP "${JVM[@]}" -cp "$LIBS/*" kafka.Kafka "$dir/server.properties" \
+	nohup java $HEAP "${JVM[@]}" "-Xlog:gc:file=$dir/gc.log:time,uptime:filecount=2,filesize=10M" \
+		-cp "$LIBS/*" kafka.Kafka "$dir/server.properties" \
 		</dev/null >>"$dir/server.log" 2>&1 &
 	echo $! >"$dir/kafka.pid"
 }

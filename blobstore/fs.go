@@ -40,6 +40,8 @@ type FS struct {
 	tmp     string
 	maxSize int64
 	next    atomic.Uint32 // the temporary directory of the next Put
+	// syncDir makes a directory's entries durable (tests count its calls).
+	syncDir func(dir string) error
 }
 
 var _ Store = (*FS)(nil)
@@ -97,7 +99,7 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	if err := syncDir(abs); err != nil {
 		return nil, err
 	}
-	return &FS{dir: abs, tmp: tmp, maxSize: cfg.maxSize}, nil
+	return &FS{dir: abs, tmp: tmp, maxSize: cfg.maxSize, syncDir: syncDir}, nil
 }
 
 // Put implements Store. Cancelling ctx is noticed between reads; a Read that
@@ -148,22 +150,29 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 	blob = Blob{Key: key, Size: size}
 	final := s.path(key)
 
+	shard := filepath.Dir(final)
 	// Same key means same content, so an existing blob of the right size is
-	// this one. A size mismatch can only be damage; overwrite it.
+	// this one. A size mismatch can only be damage; overwrite it. The
+	// existing blob may be a concurrent Put's, renamed into place but not
+	// yet made durable by its directory sync: sync it here too, or this
+	// Put could be acknowledged and its blob lost in a crash. (The content
+	// itself was synced before that rename.)
 	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		if err := s.syncDir(shard); err != nil {
+			return Blob{}, err
+		}
 		return blob, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Blob{}, fmt.Errorf("blobstore: put: %w", err)
 	}
 
-	shard := filepath.Dir(final)
 	// Concurrent Puts of the same content may both get here; rename
 	// atomically replaces identical bytes, so the loser is harmless.
 	if err := os.Rename(tmpName, final); err != nil {
 		return Blob{}, fmt.Errorf("blobstore: rename into place: %w", err)
 	}
-	if err := syncDir(shard); err != nil {
+	if err := s.syncDir(shard); err != nil {
 		return Blob{}, err
 	}
 	return blob, nil

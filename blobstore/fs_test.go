@@ -123,6 +123,41 @@ func TestPutSameContentTwice(t *testing.T) {
 	}
 }
 
+// A Put that finds its content already stored answers only once the
+// blob's directory entry is durable: the blob may be a concurrent Put's,
+// renamed into place but not yet synced, and an acknowledged upload must
+// survive a crash.
+func TestPutSameContentSyncsTheExistingEntry(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	var synced []string
+	s.syncDir = func(dir string) error {
+		synced = append(synced, dir)
+		return syncDir(dir)
+	}
+	ctx := context.Background()
+	body := []byte("same bytes, twice")
+	blob, err := s.Put(ctx, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("first Put: %v", err)
+	}
+	shard := filepath.Dir(s.path(blob.Key))
+	if len(synced) != 1 || synced[0] != shard {
+		t.Fatalf("first Put synced %v, want [%s]", synced, shard)
+	}
+	if _, err := s.Put(ctx, bytes.NewReader(body)); err != nil {
+		t.Fatalf("second Put: %v", err)
+	}
+	if len(synced) != 2 || synced[1] != shard {
+		t.Fatalf("the Put that found its blob synced %v, want its shard %s again", synced[1:], shard)
+	}
+	// A failed sync fails the Put: it must not be acknowledged.
+	s.syncDir = func(string) error { return errors.New("disk gone") }
+	if _, err := s.Put(ctx, bytes.NewReader(body)); err == nil {
+		t.Fatal("Put succeeded although its blob's directory could not be synced")
+	}
+}
+
 func TestPutRepairsDamagedBlob(t *testing.T) {
 	t.Parallel()
 	s, dir := setup(t)

@@ -35,6 +35,7 @@ func (s *Store) JoinGroup(group, topic, instance string, opts ...kgo.Opt) (*Grou
 	if instance != "" {
 		base = append(base, kgo.InstanceID(instance))
 	}
+	base = append(base, s.cfg.hookOpts()...)
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: join %s: %w", group, err)

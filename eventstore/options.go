@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Topic names used unless overridden.
@@ -23,6 +24,7 @@ type config struct {
 	registry    string
 	onAppend    func(eventType string)
 	retries     int
+	hooks       []kgo.Hook
 }
 
 func defaults() config {
@@ -96,3 +98,19 @@ func OnAppend(fn func(eventType string)) Opt { return func(c *config) { c.onAppe
 // then retries on its own where it can (EndOffsets does), so a smaller value
 // trades fewer silent waits for earlier logging. Default 20, franz-go's.
 func RequestRetries(n int) Opt { return func(c *config) { c.retries = n } }
+
+// KafkaHooks adds franz-go hooks to every Kafka client the store makes: its
+// producer, its readers (NewReader) and its group members (JoinGroup), so
+// that one hook sees all of a node's Kafka traffic (metrics count requests
+// with it). Default: none.
+func KafkaHooks(hooks ...kgo.Hook) Opt {
+	return func(c *config) { c.hooks = append(c.hooks, hooks...) }
+}
+
+// hookOpts are the hooks as client options; none without hooks.
+func (c config) hookOpts() []kgo.Opt {
+	if len(c.hooks) == 0 {
+		return nil
+	}
+	return []kgo.Opt{kgo.WithHooks(c.hooks...)}
+}

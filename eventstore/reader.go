@@ -46,6 +46,7 @@ func (s *Store) NewReader(from map[int32]int64, opts ...kgo.Opt) (*Reader, error
 		kgo.FetchMaxWait(250 * time.Millisecond),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	}
+	base = append(base, s.cfg.hookOpts()...)
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: reader: %w", err)

@@ -67,16 +67,16 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 			return nil, err
 		}
 	}
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(cfg.clientID),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(0),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
-		kgo.ProduceRequestTimeout(10*time.Second),
-		kgo.RecordDeliveryTimeout(30*time.Second),
+		kgo.ProduceRequestTimeout(10 * time.Second),
+		kgo.RecordDeliveryTimeout(30 * time.Second),
 		kgo.RequestRetries(cfg.retries),
-	)
+	}, cfg.hookOpts()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: client: %w", err)
 	}

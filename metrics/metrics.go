@@ -34,6 +34,7 @@ type Metrics struct {
 	processing  *prometheus.HistogramVec
 	endToEnd    *prometheus.HistogramVec
 	applied     *prometheus.CounterVec
+	kafka       *kafkaRequests
 
 	started time.Time                         // Applied skips runs that ended before
 	views   atomic.Pointer[projections.Views] // set by Watch
@@ -43,7 +44,7 @@ type Metrics struct {
 // collectors.
 func New() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(), started: time.Now(),
+		reg: prometheus.NewRegistry(), started: time.Now(), kafka: &kafkaRequests{},
 		appended: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "events_appended_total",
 			Help: "Events this node appended to the log and had acknowledged, by event type.",
@@ -80,7 +81,7 @@ func New() *Metrics {
 			Buckets: latencyBuckets,
 		}, []string{"outcome"}),
 	}
-	m.reg.MustRegister(m.appended, m.applied, m.httpReqs, m.httpTook, m.rateLimited, m.webhooks, m.processing, m.endToEnd,
+	m.reg.MustRegister(m.appended, m.applied, m.httpReqs, m.httpTook, m.rateLimited, m.webhooks, m.processing, m.endToEnd, m.kafka,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

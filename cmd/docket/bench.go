@@ -280,6 +280,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	}
 	clock := cpuClock{brokerPIDs: f.pids}
 	cpu0 := clock.read()
+	req0 := e.n.metrics.KafkaRequests()
 	docs, err := run()
 	if err != nil {
 		return nil, err
@@ -288,6 +289,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 		return nil, err
 	}
 	cpu := cpu0.use(clock.read(), docs)
+	reqs := requestsPerDoc(req0, e.n.metrics.KafkaRequests(), docs)
 	if err := e.n.failed(); err != nil {
 		return nil, err
 	}
@@ -301,7 +303,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	r := &phaseResult{Mode: mode, Documents: docs, Failed: failed, BatchSize: f.batchSize, Seconds: el.Seconds(),
 		DocsPerSec: float64(docs) / el.Seconds(), Events: int(after[0] - before[0]), WorkRecords: int(after[1] - before[1]),
 		Upload: e.c.uploads.summary("upload request"), ToSucceeded: tr.toSucceeded.summary("upload -> succeeded applied"),
-		Hops: tr.hopSummaries(), CPU: cpu}
+		Hops: tr.hopSummaries(), CPU: cpu, KafkaRequests: reqs}
 	r.EventsPerSec = float64(r.Events) / el.Seconds()
 	r.RecordsPerSec = float64(r.Events+r.WorkRecords) / el.Seconds()
 	if f.webhooks {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,4 +107,41 @@ func parsePIDs(s string) ([]int, error) {
 		pids = append(pids, n)
 	}
 	return pids, nil
+}
+
+// requestsPerDoc is the Kafka requests between two counts, per document,
+// by API; APIs with none are left out.
+func requestsPerDoc(before, after map[string]int64, docs int) map[string]float64 {
+	if docs <= 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for api, n := range after {
+		if d := n - before[api]; d > 0 {
+			out[api] = float64(d) / float64(docs)
+		}
+	}
+	return out
+}
+
+// printRequests prints a phase's Kafka requests per document, the most
+// frequent first, and with the broker's CPU what one request cost it.
+func printRequests(w io.Writer, p *phaseResult) {
+	if len(p.KafkaRequests) == 0 {
+		return
+	}
+	apis := slices.SortedFunc(maps.Keys(p.KafkaRequests), func(a, b string) int {
+		return cmp.Or(cmp.Compare(p.KafkaRequests[b], p.KafkaRequests[a]), cmp.Compare(a, b))
+	})
+	total := 0.0
+	fmt.Fprintf(w, "  Kafka requests per document:")
+	for _, api := range apis {
+		total += p.KafkaRequests[api]
+		fmt.Fprintf(w, " %s %.2f,", api, p.KafkaRequests[api])
+	}
+	fmt.Fprintf(w, " in all %.2f", total)
+	if c := p.CPU; c != nil && c.BrokerMsPerDoc != nil && total > 0 {
+		fmt.Fprintf(w, " (broker CPU %.0f µs a request)", *c.BrokerMsPerDoc*1000/total)
+	}
+	fmt.Fprintln(w)
 }

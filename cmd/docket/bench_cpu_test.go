@@ -1,8 +1,10 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,5 +56,20 @@ func TestParsePIDs(t *testing.T) {
 		if _, err := parsePIDs(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+func TestRequestsPerDocument(t *testing.T) {
+	t.Parallel()
+	got := requestsPerDoc(map[string]int64{"Produce": 10, "Fetch": 4, "Metadata": 2}, map[string]int64{"Produce": 50, "Fetch": 24, "Metadata": 2, "OffsetCommit": 1}, 20)
+	want := map[string]float64{"Produce": 2, "Fetch": 1, "OffsetCommit": 0.05}
+	if !maps.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	broker := 3.0 // ms a document: 3.05 requests at about 984 µs each
+	var out strings.Builder
+	printRequests(&out, &phaseResult{KafkaRequests: got, CPU: &cpuUse{BrokerMsPerDoc: &broker}})
+	if line := "  Kafka requests per document: Produce 2.00, Fetch 1.00, OffsetCommit 0.05, in all 3.05 (broker CPU 984 µs a request)\n"; out.String() != line {
+		t.Fatalf("printed %q, want %q", out.String(), line)
 	}
 }

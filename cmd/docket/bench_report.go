@@ -51,6 +51,11 @@ type phaseResult struct {
 	// CPU is the CPU time the phase cost per document, from its first
 	// upload to its last notification.
 	CPU *cpuUse `json:"cpu,omitempty"`
+	// KafkaRequests is the Kafka requests the node's clients sent during
+	// the phase, per document, by API (docket_kafka_requests_total): at
+	// half of peak a document costs the broker several times the requests
+	// it costs at the peak, where every request carries more records.
+	KafkaRequests map[string]float64 `json:"kafka_requests_per_document,omitempty"`
 }
 
 // ceilings are the raw and replay measurements.
@@ -199,6 +204,7 @@ func (r *benchReport) print(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
+		printRequests(w, p)
 		lats := []latency{p.Upload, p.ToSucceeded}
 		if p.ToNotified != nil {
 			lats = append(lats, *p.ToNotified)

@@ -57,6 +57,11 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		if c := p.CPU; c == nil || c.ProcessMsPerDoc <= 0 || c.BrokerMsPerDoc == nil || *c.BrokerMsPerDoc < 0 {
 			t.Fatalf("%s loop: CPU per document %+v", p.Mode, c)
 		}
+		// Requests carry at least one record each.
+		records := float64(p.Events+p.WorkRecords) / float64(p.Documents)
+		if r := p.KafkaRequests; r["Produce"] <= 0 || r["Produce"] > records || r["Fetch"] <= 0 {
+			t.Fatalf("%s loop: Kafka requests per document %v, %.2f records", p.Mode, r, records)
+		}
 	}
 	for _, h := range rep.Peak.Hops {
 		if h.Count == 0 {

@@ -172,6 +172,21 @@ func TestMetricsMoveWithRealWork(t *testing.T) {
 	if hooks.Load() != 1 {
 		t.Errorf("receiver got %d deliveries, want 1", hooks.Load())
 	}
+	// Kafka requests: each counted once, so never more Produce requests
+	// than records produced (every event this node appended, and a work
+	// item per document); and the views and the worker fetched.
+	delta := func(name string, labels map[string]string) float64 {
+		a, _ := metricValue(after, name, labels)
+		b, _ := metricValue(before, name, labels)
+		return a - b
+	}
+	records := delta("docket_events_appended_total", nil) + 3
+	if produce := delta("docket_kafka_requests_total", map[string]string{"api": "Produce"}); produce < 1 || produce > records {
+		t.Errorf("Produce requests = %v for %v records, want 1..%v", produce, records, records)
+	}
+	if fetch := delta("docket_kafka_requests_total", map[string]string{"api": "Fetch"}); fetch < 2 {
+		t.Errorf("Fetch requests = %v, want the views' and the worker's", fetch)
+	}
 	// Lag and queue depth are reported for every partition, not only busy ones.
 	for _, name := range []string{"docket_projection_lag", "docket_work_queue_depth"} {
 		if n := len(after[name].GetMetric()); n != tn.cfg.Partitions {

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 )
 
@@ -19,14 +20,41 @@ import (
 // event against the local view before dispatching: a document whose attempt
 // was already claimed, canceled or superseded is skipped, so a hand-over
 // re-reading uncommitted events re-dispatches only what is still waiting.
+//
+// The group decides ownership and keeps the committed offsets; the records
+// come from the views (dutyfeed.go), which have fetched and decoded them
+// already. Fetching them a second time cost the broker a sixth of the
+// requests of a document.
 type Dispatcher struct {
 	Store    *eventstore.Store
 	Views    *Views
 	Instance string // static group member id; "" for dynamic membership
 	Log      zerolog.Logger
+	// GroupOpts are appended to the options of the group member's client
+	// (tests hook its requests). Default: none.
+	GroupOpts []kgo.Opt
 
 	mu    sync.Mutex
-	owned map[int32]bool // partitions this node owns in the duties group
+	owned map[int32]*duty // partitions this node owns in the duties group
+	// running is held while a run of records is dispatched and its progress
+	// recorded, and while progress is committed: a revoke waits for it, so
+	// no dispatch of a partition outlives its ownership and the revoke's
+	// commit is the last one.
+	running sync.Mutex
+	wake    chan struct{} // an assignment waits to be resolved
+
+	buffer   int                                           // subscription buffer; 0: dutyBuffer (tests shrink it)
+	received func([]eventstore.Record) []eventstore.Record // sees every live fetch first (tests)
+}
+
+// duty is the progress of one owned partition.
+type duty struct {
+	// next is the next offset whose duties are not done; -1 until the
+	// group's committed offset has been read.
+	next int64
+	// committed is the last next committed, or -1: commits are skipped
+	// while nothing moved.
+	committed int64
 }
 
 // Owned lists the partitions this node currently owns in the duties group;
@@ -41,134 +69,146 @@ func (d *Dispatcher) Owned() []int32 {
 	return out
 }
 
-func (d *Dispatcher) setOwned(parts []int32, own bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.owned == nil {
-		d.owned = map[int32]bool{}
-	}
-	for _, p := range parts {
-		if own {
-			d.owned[p] = true
-		} else {
-			delete(d.owned, p)
-		}
-	}
-}
-
 // Run dispatches until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	topic := d.Store.EventsTopic()
-	// Offsets are marked once a poll is dispatched and committed in the
-	// background, not synchronously before the next poll: that commit's
-	// round trip sat in the dispatch hop of every document. A partition
-	// moves only between polls (BlockRebalanceOnPoll), and its marks are
-	// committed before it goes, so the next owner starts after everything
-	// dispatched here; after a crash it re-reads at most the last
-	// autocommit interval, which the checks against the views make harmless.
-	revoked := func(_ context.Context, cl *kgo.Client, m map[string][]int32) {
-		d.Log.Info().Ints32("partitions", m[topic]).Msg("duties: partitions revoked")
-		d.setOwned(m[topic], false)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := cl.CommitMarkedOffsets(ctx); err != nil {
-			d.Log.Warn().Err(err).Msg("duties: commit on hand-over failed; the next owner re-reads since the last commit")
-		}
-	}
-	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), topic, d.Instance, kgo.BlockRebalanceOnPoll(),
-		kgo.AutoCommitMarks(), kgo.AutoCommitInterval(time.Second),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+	d.mu.Lock()
+	d.owned, d.wake = map[int32]*duty{}, make(chan struct{}, 1)
+	d.mu.Unlock()
+	// The member never polls, so nothing blocks a rebalance on a poll and
+	// nothing is committed but what the loop commits.
+	opts := append([]kgo.Opt{
+		kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+			// The group fetches the new partitions' offsets only after
+			// this returns: pausing here too means it never fetches
+			// records, whatever the timing of the pause after JoinGroup.
+			cl.PauseFetchTopics(topic)
 			d.Log.Info().Ints32("partitions", m[topic]).Msg("duties: partitions assigned")
-			d.setOwned(m[topic], true)
+			d.assign(m[topic])
 		}),
-		kgo.OnPartitionsRevoked(revoked),
+		kgo.OnPartitionsRevoked(func(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+			d.Log.Info().Ints32("partitions", m[topic]).Msg("duties: partitions revoked")
+			d.revoke(cl, topic, m[topic])
+		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			d.Log.Warn().Ints32("partitions", m[topic]).Msg("duties: partitions lost")
-			d.setOwned(m[topic], false)
-		}))
+			d.drop(m[topic])
+		}),
+	}, d.GroupOpts...)
+	g, err := d.Store.JoinGroup(d.Store.GroupName("duties"), topic, d.Instance, opts...)
 	if err != nil {
 		return err
 	}
+	g.Client().PauseFetchTopics(topic)
+	// Leaving the group revokes every partition, which commits their
+	// progress: the loop has returned by then.
 	defer g.Close()
-	// Leaving the group is a rebalance too: it must not wait for a poll.
-	defer g.Client().AllowRebalance()
-	for {
-		recs := g.Poll(ctx, 1024)
-		if ctx.Err() != nil {
-			return nil
+	return d.loop(ctx, g.Client())
+}
+
+// assign owns parts from now on; the loop reads where they start.
+func (d *Dispatcher) assign(parts []int32) {
+	d.mu.Lock()
+	for _, p := range parts {
+		if d.owned[p] == nil {
+			d.owned[p] = &duty{next: -1, committed: -1}
 		}
-		// Rebalances wait until this poll's records are dispatched and
-		// marked, so two owners never hold one partition's events.
-		err := d.dispatch(ctx, g, recs)
-		g.Client().AllowRebalance()
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return nil
-		case eventstore.IsRetryable(err):
-			// A broker is down or moving leaders: the duties must outlive
-			// it. Offsets not committed now are covered by the next commit
-			// (or re-read by the next owner), and every duty output is
-			// idempotent.
-			d.Log.Warn().Err(err).Msg("duties: kafka unavailable; continuing")
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Second):
-			}
-		default:
-			return err
-		}
+	}
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
 	}
 }
 
-func (d *Dispatcher) dispatch(ctx context.Context, g *eventstore.Group, recs []*kgo.Record) error {
-	var queued []*domain.DocumentQueued
-	var events []eventstore.Record
-	last := map[int32]eventstore.Position{}
-	for _, raw := range recs {
-		rec := g.Decode(raw)
-		if rec.Err != nil {
-			continue
+// revoke gives parts up and commits where their duties stopped, so the
+// next owner starts exactly there.
+func (d *Dispatcher) revoke(cl *kgo.Client, topic string, parts []int32) {
+	offsets := map[int32]kgo.EpochOffset{}
+	for p, next := range d.drop(parts) {
+		offsets[p] = kgo.EpochOffset{Epoch: -1, Offset: next}
+	}
+	if len(offsets) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err = commitErr(resp, err); err != nil {
+			d.Log.Warn().Err(err).Msg("duties: commit on hand-over failed; the next owner re-reads since the last commit")
 		}
-		events = append(events, rec)
-		last[rec.Partition] = rec.Position
-		if q, ok := rec.Event.(*domain.DocumentQueued); ok {
-			queued = append(queued, q)
+	})
+}
+
+// drop gives parts up once no run of their records is being dispatched,
+// and returns the known next offsets of those it owned.
+func (d *Dispatcher) drop(parts []int32) map[int32]int64 {
+	if len(parts) == 0 {
+		return nil
+	}
+	d.running.Lock()
+	defer d.running.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	next := map[int32]int64{}
+	for _, p := range parts {
+		if st := d.owned[p]; st != nil && st.next >= 0 {
+			next[p] = st.next
+		}
+		delete(d.owned, p)
+	}
+	return next
+}
+
+// commit commits, in the background, the progress of the owned partitions
+// that moved since their last commit. It holds running until the commit is
+// issued: an offset read before a revoke must not be committed after the
+// revoke's own commit, over the next owner's.
+func (d *Dispatcher) commit(cl *kgo.Client, topic string) {
+	d.running.Lock()
+	defer d.running.Unlock()
+	offsets := map[int32]kgo.EpochOffset{}
+	sent := map[*duty]int64{}
+	d.mu.Lock()
+	for p, st := range d.owned {
+		if st.next >= 0 && st.next != st.committed {
+			offsets[p] = kgo.EpochOffset{Epoch: -1, Offset: st.next}
+			st.committed, sent[st] = st.next, st.next
 		}
 	}
-	// The duties read the views as of (at least) these events.
-	for _, pos := range last {
-		if err := d.Views.WaitFor(ctx, pos); err != nil {
-			return err
-		}
+	d.mu.Unlock()
+	if len(offsets) == 0 {
+		return
 	}
-	var items []eventstore.WorkItem
-	for _, q := range queued {
-		doc, err := d.Views.Document(q.Meta.OrgID, q.DocumentID)
-		if err != nil || doc.Status != domain.StatusQueued || doc.Attempt != q.Attempt {
-			continue
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cl.CommitOffsets(ctx, map[string]map[int32]kgo.EpochOffset{topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		cancel()
+		if err = commitErr(resp, err); err == nil {
+			return
 		}
-		items = append(items, eventstore.WorkItem{
-			ID: q.Meta.EventID, OrgID: doc.OrgID, DocumentID: doc.ID, Attempt: doc.Attempt,
-			Phase: doc.Target, BlobKey: doc.BlobKey, FileName: doc.FileName, ContentType: doc.ContentType,
-		})
-	}
-	for backoff := 100 * time.Millisecond; len(items) > 0; backoff = min(2*backoff, 5*time.Second) {
-		err := d.Store.AppendWork(ctx, items...)
-		if err == nil {
-			break
+		d.Log.Debug().Err(err).Msg("duties: commit failed; retrying with the next")
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		for st, at := range sent {
+			if st.committed == at {
+				st.committed = -1
+			}
 		}
-		d.Log.Warn().Err(err).Int("items", len(items)).Msg("dispatch failed; retrying")
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-	}
-	if err := d.coordinate(ctx, events); err != nil {
+	})
+}
+
+// commitErr is a commit's error, or the first of its partitions'.
+func commitErr(resp *kmsg.OffsetCommitResponse, err error) error {
+	if err != nil || resp == nil {
 		return err
 	}
-	g.Client().MarkCommitRecords(recs...)
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

@@ -1,5 +1,7 @@
 package projections
 
+import "github.com/docket/docket/eventstore"
+
 // WithKeyFilterLimit bounds the views' key filter (0: none at all), so the
 // shared tests can check that neither it nor its turning off changes a
 // byte.
@@ -9,3 +11,11 @@ func WithKeyFilterLimit(limit int) Option {
 
 // KeyFilterKeys is how many keys the key filter has counted.
 func (v *Views) KeyFilterKeys() int { return v.written.keys }
+
+// SetDutyBuffer sets how many applied fetches wait for the dispatcher
+// before the views drop it, so tests can make it fall behind.
+func SetDutyBuffer(d *Dispatcher, n int) { d.buffer = n }
+
+// OnDutyFetch hands every fetch the dispatcher receives from the views to
+// fn first; what fn returns is dispatched (nil: the fetch is lost).
+func OnDutyFetch(d *Dispatcher, fn func([]eventstore.Record) []eventstore.Record) { d.received = fn }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/docket/docket/api"
 	"github.com/docket/docket/blobstore"
 	"github.com/docket/docket/eventstore"
@@ -153,6 +155,9 @@ type Config struct {
 	// workReceived is called by the worker with each work item it takes,
 	// and its dispatch time (docket bench).
 	workReceived func(eventstore.WorkItem, time.Time)
+	// dutiesOpts are added to the duties group member's client options.
+	// Tests only (they count its requests).
+	dutiesOpts []kgo.Opt
 }
 
 // Validate checks the configuration.

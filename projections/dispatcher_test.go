@@ -13,7 +13,10 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
@@ -435,4 +438,59 @@ func TestDutiesDroppedSubscriber(t *testing.T) {
 	r.stop()
 	noFetches(t, "dispatcher", r)
 	e.work.exactlyOnce(e.ctx, ids)
+}
+
+// TestDutiesReportGroupFailures: the duties member never polls for
+// records, so the group-management failures franz-go queues for a poll
+// are drained and logged by the duties themselves; left in the buffer
+// they would pile up for as long as the group cannot be joined.
+func TestDutiesReportGroupFailures(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(dutyPartitions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const failures = 3
+	var refused atomic.Int32
+	c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if refused.Load() >= failures {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil, true
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	store, err := eventstore.Open(ctx, c.ListenAddrs(), eventstore.Prefix("duties-fail"), eventstore.Partitions(dutyPartitions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	reported := make(chan struct{}, 64)
+	log := zerolog.New(logWatch{func(line string) {
+		if strings.Contains(line, "group management failed") && strings.Contains(line, "GROUP_AUTHORIZATION_FAILED") {
+			reported <- struct{}{}
+		}
+	}})
+	d := &projections.Dispatcher{Store: store, Views: setup(t).v, Log: log}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	for range failures {
+		select {
+		case <-reported:
+		case <-ctx.Done():
+			t.Fatalf("%d join failures, not all reported: %v", refused.Load(), ctx.Err())
+		}
+	}
+	// Once the group lets it in, the member owns every partition.
+	eventually(t, "partitions owned after the failures", func() bool { return len(d.Owned()) == dutyPartitions })
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -108,6 +108,7 @@ func (d *Dispatcher) step(ctx context.Context, cl *kgo.Client, f *feed, tick <-c
 		return nil
 	case <-tick:
 		d.commit(cl, d.Store.EventsTopic())
+		d.drainNotices(cl)
 		return nil
 	case <-d.wake:
 		return nil
@@ -188,4 +189,16 @@ func (d *Dispatcher) resolve(ctx context.Context, cl *kgo.Client) ([]int32, erro
 		resolved = append(resolved, p)
 	}
 	return resolved, nil
+}
+
+// drainNotices empties the group member's poll buffer and logs what was
+// in it. The member never polls for records (its topic is paused), but
+// franz-go queues every group-management failure there as an error
+// fetch, for a poll to report: undrained, they would pile up for as long
+// as a broker stays unreachable. A nil context is franz-go's way of
+// taking what is buffered without waiting.
+func (d *Dispatcher) drainNotices(cl *kgo.Client) {
+	cl.PollFetches(nil).EachError(func(_ string, _ int32, err error) {
+		d.Log.Warn().Err(err).Msg("duties: group management failed; retrying")
+	})
 }

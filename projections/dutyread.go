@@ -42,13 +42,9 @@ func (d *Dispatcher) gaps(recs []eventstore.Record) map[int32]int64 {
 		if _, found := out[p]; found {
 			continue
 		}
-		c, ok := cursor[p]
+		c, ok := d.cursorLocked(cursor, p)
 		if !ok {
-			st := d.owned[p]
-			if st == nil || st.next < 0 {
-				continue
-			}
-			c = st.next
+			continue
 		}
 		switch {
 		case rec.Offset > c:
@@ -60,6 +56,20 @@ func (d *Dispatcher) gaps(recs []eventstore.Record) map[int32]int64 {
 		}
 	}
 	return out
+}
+
+// cursorLocked is partition p's next offset as a walk over records sees
+// it: what the walk has advanced it to in cursor, else the partition's
+// own; false when p is not owned or its start is not known yet. d.mu held.
+func (d *Dispatcher) cursorLocked(cursor map[int32]int64, p int32) (int64, bool) {
+	if c, ok := cursor[p]; ok {
+		return c, true
+	}
+	st := d.owned[p]
+	if st == nil || st.next < 0 {
+		return 0, false
+	}
+	return st.next, true
 }
 
 // fill reads from Kafka, and dispatches, every owned partition's records

@@ -20,15 +20,8 @@ func (d *Dispatcher) dispatch(ctx context.Context, recs []eventstore.Record, app
 	d.mu.Lock()
 	for _, rec := range recs {
 		p := rec.Partition
-		c, ok := next[p]
-		if !ok {
-			st := d.owned[p]
-			if st == nil || st.next < 0 {
-				continue
-			}
-			c = st.next
-		}
-		if rec.Offset < c {
+		c, ok := d.cursorLocked(next, p)
+		if !ok || rec.Offset < c {
 			continue
 		}
 		next[p] = rec.Offset + 1

@@ -51,6 +51,10 @@ func TestRolesSplitAcrossNodes(t *testing.T) {
 	if b.Counts["succeeded"] != 3 {
 		t.Fatalf("batch = %+v", b)
 	}
+	// The worker counts a result as appended when it has its ack, which can
+	// reach it after the views applied the result; it commits the work item
+	// only after that, so a drained work topic means the counts are in.
+	api.waitWorkDrained()
 	// The worker-only node is scraped on --metrics-listen.
 	checkWorkerMetrics(t, "http://"+w.metricsAddr+"/metrics", 3)
 }

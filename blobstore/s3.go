@@ -439,6 +439,13 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	if v.err != nil {
 		return 0, v.err
 	}
+	// The HTTP client may already hold the rest of the body, in which case
+	// the transport never sees the cancellation; check it here so that a
+	// cancelled reader fails its next Read whatever is buffered.
+	if ctxErr := v.ctx.Err(); ctxErr != nil {
+		v.err = fmt.Errorf("blobstore: read %s: %w", v.key, ctxErr)
+		return 0, v.err
+	}
 	n, err := v.body.Read(p)
 	v.n += int64(n)
 	v.h.Write(p[:n])

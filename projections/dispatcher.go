@@ -45,6 +45,8 @@ type Dispatcher struct {
 
 	buffer   int                                           // subscription buffer; 0: dutyBuffer (tests shrink it)
 	received func([]eventstore.Record) []eventstore.Record // sees every live fetch first (tests)
+	ticks    <-chan time.Time                              // when chores are due; nil: every second (tests drive it)
+	ran      func(next map[int32]int64)                    // called after each run's progress is recorded (tests)
 }
 
 // duty is the progress of one owned partition.

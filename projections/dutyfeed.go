@@ -30,6 +30,8 @@ const (
 
 // feed is the dispatch loop's own state.
 type feed struct {
+	cl      *kgo.Client // the group member
+	tick    <-chan time.Time
 	sub     <-chan []eventstore.Record
 	cancel  func()
 	behind  map[int32]bool      // partitions to catch up with the views
@@ -38,16 +40,16 @@ type feed struct {
 
 // loop dispatches until ctx ends; a Kafka outage is waited out.
 func (d *Dispatcher) loop(ctx context.Context, cl *kgo.Client) error {
-	f := &feed{behind: map[int32]bool{}}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	f := &feed{cl: cl, tick: cmp.Or(d.ticks, tick.C), behind: map[int32]bool{}}
 	defer func() {
 		if f.cancel != nil {
 			f.cancel()
 		}
 	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	for {
-		err := d.step(ctx, cl, f, tick.C)
+		err := d.step(ctx, f)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -69,7 +71,7 @@ func (d *Dispatcher) loop(ctx context.Context, cl *kgo.Client) error {
 
 // step does what is owed (new partitions, catching up, failed records),
 // then waits for the next fetch, assignment or commit.
-func (d *Dispatcher) step(ctx context.Context, cl *kgo.Client, f *feed, tick <-chan time.Time) error {
+func (d *Dispatcher) step(ctx context.Context, f *feed) error {
 	if f.sub == nil {
 		// What was applied since the last subscription ended is read from
 		// Kafka: a partition that stays idle would not reveal the gap.
@@ -78,7 +80,7 @@ func (d *Dispatcher) step(ctx context.Context, cl *kgo.Client, f *feed, tick <-c
 			f.behind[p] = true
 		}
 	}
-	resolved, err := d.resolve(ctx, cl)
+	resolved, err := d.resolve(ctx, f.cl)
 	for _, p := range resolved {
 		f.behind[p] = true
 	}
@@ -92,13 +94,13 @@ func (d *Dispatcher) step(ctx context.Context, cl *kgo.Client, f *feed, tick <-c
 		for p := range f.behind {
 			to[p] = applied[p]
 		}
-		if err := d.fill(ctx, to); err != nil {
+		if err := d.fill(ctx, f, to); err != nil {
 			return err
 		}
 		clear(f.behind)
 	}
 	if len(f.pending) > 0 {
-		if err := d.live(ctx, f.pending); err != nil {
+		if err := d.live(ctx, f, f.pending); err != nil {
 			return err
 		}
 		f.pending = nil
@@ -106,9 +108,8 @@ func (d *Dispatcher) step(ctx context.Context, cl *kgo.Client, f *feed, tick <-c
 	select {
 	case <-ctx.Done():
 		return nil
-	case <-tick:
-		d.commit(cl, d.Store.EventsTopic())
-		d.drainNotices(cl)
+	case <-f.tick:
+		d.chores(f)
 		return nil
 	case <-d.wake:
 		return nil
@@ -121,7 +122,7 @@ func (d *Dispatcher) step(ctx context.Context, cl *kgo.Client, f *feed, tick <-c
 		if d.received != nil {
 			recs = d.received(recs)
 		}
-		if err := d.live(ctx, recs); err != nil {
+		if err := d.live(ctx, f, recs); err != nil {
 			f.pending = recs
 			return err
 		}
@@ -189,6 +190,14 @@ func (d *Dispatcher) resolve(ctx context.Context, cl *kgo.Client) ([]int32, erro
 		resolved = append(resolved, p)
 	}
 	return resolved, nil
+}
+
+// chores commits the progress made and reports group-management failures;
+// the loop does them every second, and so does a catch-up between its
+// runs, however long it takes.
+func (d *Dispatcher) chores(f *feed) {
+	d.commit(f.cl, d.Store.EventsTopic())
+	d.drainNotices(f.cl)
 }
 
 // drainNotices empties the group member's poll buffer and logs what was

@@ -19,13 +19,13 @@ var errReadStalled = errors.New("projections: duties: catch-up read stalled")
 // live dispatches records delivered by the views, first reading from Kafka
 // what lies between each partition's next offset and its first record
 // there.
-func (d *Dispatcher) live(ctx context.Context, recs []eventstore.Record) error {
+func (d *Dispatcher) live(ctx context.Context, f *feed, recs []eventstore.Record) error {
 	for {
 		gaps := d.gaps(recs)
 		if len(gaps) == 0 {
 			return d.dispatch(ctx, recs, true)
 		}
-		if err := d.fill(ctx, gaps); err != nil {
+		if err := d.fill(ctx, f, gaps); err != nil {
 			return err
 		}
 	}
@@ -73,8 +73,11 @@ func (d *Dispatcher) cursorLocked(cursor map[int32]int64, p int32) (int64, bool)
 }
 
 // fill reads from Kafka, and dispatches, every owned partition's records
-// from its next offset up to (not including) to[p].
-func (d *Dispatcher) fill(ctx context.Context, to map[int32]int64) error {
+// from its next offset up to (not including) to[p]. A new owner's catch-up
+// can be millions of records: the loop's chores are done between runs
+// when due, so that its progress is committed as it goes (the group's lag
+// shows it moving, and a crash loses at most a second of it).
+func (d *Dispatcher) fill(ctx context.Context, f *feed, to map[int32]int64) error {
 	from := map[int32]int64{}
 	d.mu.Lock()
 	for p, end := range to {
@@ -117,6 +120,11 @@ func (d *Dispatcher) fill(ctx context.Context, to map[int32]int64) error {
 		}
 		if err := d.dispatch(ctx, run, false); err != nil {
 			return err
+		}
+		select {
+		case <-f.tick:
+			d.chores(f)
+		default:
 		}
 		d.mu.Lock()
 		for p := range from {

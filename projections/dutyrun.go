@@ -42,6 +42,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, recs []eventstore.Record, app
 		d.owned[p].next = n
 	}
 	d.mu.Unlock()
+	if d.ran != nil {
+		d.ran(next)
+	}
 	return nil
 }
 

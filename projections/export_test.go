@@ -1,6 +1,10 @@
 package projections
 
-import "github.com/docket/docket/eventstore"
+import (
+	"time"
+
+	"github.com/docket/docket/eventstore"
+)
 
 // WithKeyFilterLimit bounds the views' key filter (0: none at all), so the
 // shared tests can check that neither it nor its turning off changes a
@@ -19,3 +23,12 @@ func SetDutyBuffer(d *Dispatcher, n int) { d.buffer = n }
 // OnDutyFetch hands every fetch the dispatcher receives from the views to
 // fn first; what fn returns is dispatched (nil: the fetch is lost).
 func OnDutyFetch(d *Dispatcher, fn func([]eventstore.Record) []eventstore.Record) { d.received = fn }
+
+// SetDutyTicks makes the dispatcher do its chores (commit, drain the group
+// member's notices) when ticks delivers, instead of every second.
+func SetDutyTicks(d *Dispatcher, ticks <-chan time.Time) { d.ticks = ticks }
+
+// OnDutyRun calls fn after each run of records is dispatched and its
+// progress recorded, with each partition's next offset; the dispatcher
+// waits for fn.
+func OnDutyRun(d *Dispatcher, fn func(next map[int32]int64)) { d.ran = fn }

@@ -17,12 +17,14 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 	}
 	org, name := after.OrgID, after.BatchName
 	key := batchKey(org, name)
-	var b domain.Batch
-	found, err := tx.get(key, &b)
+	stored, err := getShared[domain.Batch](tx, key)
 	if err != nil {
 		return err
 	}
-	if !found {
+	var b domain.Batch
+	if stored != nil {
+		b = *stored
+	} else {
 		b = domain.NewBatch(org, name)
 	}
 	if before.Status == "" {
@@ -44,7 +46,7 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 			return err
 		}
 	}
-	return tx.put(key, b)
+	return putShared(tx, key, &b)
 }
 
 // deleteBatch folds BatchDeleted into every document of the batch and drops

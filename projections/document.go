@@ -17,9 +17,12 @@ func (p documentProjection) apply(tx *Tx) error {
 		return nil
 	}
 	org := tx.rec.Event.Header().OrgID
+	key := docKey(org, id)
 	var before domain.Document
-	if _, err := tx.get(docKey(org, id), &before); err != nil {
+	if stored, err := getShared[domain.Document](tx, key); err != nil {
 		return err
+	} else if stored != nil {
+		before = *stored
 	}
 	after, err := before.Apply(tx.rec.Event)
 	if err != nil {
@@ -29,13 +32,15 @@ func (p documentProjection) apply(tx *Tx) error {
 		}
 		return err
 	}
-	if err := tx.put(docKey(org, id), after); err != nil {
+	// One copy on the heap, shared by the fetch, the cache and the history
+	// projection; nothing changes it from here on.
+	tx.doc = &after
+	if err := putShared(tx, key, tx.doc); err != nil {
 		return err
 	}
 	if err := (phaseProjection{}).track(tx, before, after); err != nil {
 		return err
 	}
-	tx.doc = &after
 	if err := p.batches.track(tx, before, after); err != nil {
 		return err
 	}

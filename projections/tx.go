@@ -158,6 +158,59 @@ func (tx *Tx) getObject(key []byte, v any) (bool, error) {
 	return found, nil
 }
 
+// shared are the views kept in the fetch and the object cache as pointers
+// (cache.go): those the fold reads and rewrites on most events.
+type shared interface{ domain.Document | domain.Batch }
+
+// getShared reads the view at key, nil when absent. The result may be
+// shared with the fetch and the object cache: it must not be changed.
+func getShared[T shared](tx *Tx, key []byte) (*T, error) {
+	if tx.objects == nil {
+		v := new(T)
+		found, err := tx.get(key, v)
+		if err != nil || !found {
+			return nil, err
+		}
+		return v, nil
+	}
+	if o, ok := tx.objects[string(key)]; ok {
+		v, _ := o.val.(*T)
+		return v, nil
+	}
+	if val, ok := tx.views.cache.get(string(key)); ok {
+		tx.objects[string(key)] = &object{val: val, stored: val != nil}
+		v, _ := val.(*T)
+		return v, nil
+	}
+	o := &object{}
+	var v *T
+	if !tx.views.written.absent(key) {
+		v = new(T)
+		found, err := getView(tx.b, key, v)
+		if err != nil {
+			return nil, err
+		}
+		if o.stored = found; found {
+			o.val = v
+		} else {
+			v = nil
+		}
+	}
+	tx.objects[string(key)] = o
+	return v, nil
+}
+
+// putShared writes v at key, keeping the pointer: the caller must not
+// change *v afterwards.
+func putShared[T shared](tx *Tx, key []byte, v *T) error {
+	if tx.objects == nil {
+		return tx.put(key, v)
+	}
+	o := tx.objects[string(key)]
+	tx.objects[string(key)] = &object{val: v, dirty: true, stored: o != nil && o.stored}
+	return nil
+}
+
 func (tx *Tx) put(key []byte, v any) error {
 	if tx.objects != nil && deferredKey(key) {
 		o := tx.objects[string(key)]

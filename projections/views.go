@@ -307,7 +307,10 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	defer b.Close()
 	next := v.Offsets()
 	touched := map[int32]bool{}
-	applied := recs[:0:0]
+	// Its own array, since listeners keep it; sized once, as a fetch is
+	// usually applied whole (growing it was a sixth of the fold's
+	// allocations).
+	applied := make([]eventstore.Record, 0, len(recs))
 	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}, map[int32]int64{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -42,15 +43,7 @@ func (endpointProjection) apply(tx *Tx) error {
 
 // notify creates one notification of eventType per subscribed endpoint.
 func (endpointProjection) notify(tx *Tx, org, eventType string, fill func(*domain.Notification)) error {
-	var eps []domain.Endpoint
-	err := scan(tx.b, endpointPrefix(org), nil, func(_, v []byte) (bool, error) {
-		var e domain.Endpoint
-		if err := decodeView(v, &e); err != nil {
-			return false, err
-		}
-		eps = append(eps, e)
-		return true, nil
-	})
+	eps, err := tx.endpoints(org)
 	if err != nil {
 		return err
 	}
@@ -114,3 +107,57 @@ func (p endpointProjection) jobDone(tx *Tx, j domain.Job) error {
 		n.JobID, n.SessionID = j.ID, j.SessionID
 	})
 }
+
+// endpointCache keeps each org's endpoints as the views committed them, for
+// notify: every document whose run ends asks, and a Pebble iterator over
+// an org that usually has none cost a tenth of the fold
+// (BenchmarkApplyLifecycle). It belongs to the apply goroutine. A write to
+// an org's endpoints drops its entry and keeps it out until the fetch
+// commits (Tx.endpoints), so an entry never holds what a fetch that failed
+// wrote. At most endpointCacheOrgs orgs are kept; past that it starts over.
+type endpointCache map[string][]domain.Endpoint
+
+const endpointCacheOrgs = 4096
+
+// endpoints is org's endpoints, from the cache unless this fetch wrote
+// them.
+func (tx *Tx) endpoints(org string) ([]domain.Endpoint, error) {
+	cache := &tx.views.endpoints
+	if !tx.endpointsWritten[org] {
+		if eps, ok := (*cache)[org]; ok {
+			return eps, nil
+		}
+	}
+	var eps []domain.Endpoint
+	err := scan(tx.b, endpointPrefix(org), nil, func(_, v []byte) (bool, error) {
+		var e domain.Endpoint
+		if err := decodeView(v, &e); err != nil {
+			return false, err
+		}
+		eps = append(eps, e)
+		return true, nil
+	})
+	if err != nil || tx.endpointsWritten[org] {
+		return eps, err
+	}
+	if *cache == nil || len(*cache) >= endpointCacheOrgs {
+		*cache = endpointCache{}
+	}
+	(*cache)[org] = eps
+	return eps, nil
+}
+
+// endpointWritten notes a write of key: if it is an endpoint, its org's
+// cached endpoints are dropped, and not cached again in this fetch.
+func (tx *Tx) endpointWritten(key []byte) {
+	if !bytes.HasPrefix(key, endpointRoot) {
+		return
+	}
+	org, _, _ := bytes.Cut(key[len(endpointRoot):], []byte("/"))
+	delete(tx.views.endpoints, string(org))
+	if tx.endpointsWritten != nil {
+		tx.endpointsWritten[string(org)] = true
+	}
+}
+
+var endpointRoot = []byte("we/")

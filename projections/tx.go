@@ -43,6 +43,9 @@ type Tx struct {
 	// due is shared by every Tx of one fetch: the earliest due time it
 	// wrote per partition, for the due index's floors (due.go).
 	due map[int32]int64
+	// endpointsWritten is shared by every Tx of one fetch: the orgs whose
+	// webhook endpoints it wrote (endpoint.go).
+	endpointsWritten map[string]bool
 }
 
 // getRaw reads key through the fetch's map; found is false when absent.
@@ -84,6 +87,7 @@ func (tx *Tx) set(key, val []byte) error {
 	if err := tx.b.Set(key, val, nil); err != nil {
 		return fmt.Errorf("projections: set %q: %w", key, err)
 	}
+	tx.endpointWritten(key)
 	// A key this fetch read as present, or wrote already, is in the key
 	// filter: adding it again would count it again, and the filter sizes
 	// its stages and its limit by what it counts (keyfilter.go).
@@ -228,6 +232,7 @@ func (tx *Tx) del(key []byte) error {
 	if err := tx.b.Delete(key, nil); err != nil {
 		return fmt.Errorf("projections: delete %q: %w", key, err)
 	}
+	tx.endpointWritten(key)
 	tx.remember(key, nil)
 	if tx.objects != nil && deferredKey(key) {
 		tx.objects[string(key)] = &object{} // absent, and the delete is in the batch

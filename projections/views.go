@@ -44,10 +44,11 @@ type Views struct {
 	blockCache int64
 
 	listeners []func([]eventstore.Record)
-	keys      keyCache    // API keys by hash (keycache.go)
-	cache     objectCache // decoded views across fetches (cache.go)
-	counts    phaseCounts // committed ph/ counts (phase.go)
-	written   *keyFilter  // every key the views hold (keyfilter.go)
+	keys      keyCache      // API keys by hash (keycache.go)
+	cache     objectCache   // decoded views across fetches (cache.go)
+	endpoints endpointCache // committed webhook endpoints by org (endpoint.go)
+	counts    phaseCounts   // committed ph/ counts (phase.go)
+	written   *keyFilter    // every key the views hold (keyfilter.go)
 	// filterLimit is the most keys written holds before it turns off.
 	filterLimit int
 	rebuild     bool      // reads further ahead and folds larger batches (Run)
@@ -312,6 +313,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	// allocations).
 	applied := make([]eventstore.Record, 0, len(recs))
 	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}, map[int32]int64{}
+	endpointsWritten := map[string]bool{}
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -319,7 +321,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts, due: due}); err != nil {
+		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts, due: due, endpointsWritten: endpointsWritten}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1

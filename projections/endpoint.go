@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/docket/docket/domain"
 )
 
@@ -128,15 +130,7 @@ func (tx *Tx) endpoints(org string) ([]domain.Endpoint, error) {
 			return eps, nil
 		}
 	}
-	var eps []domain.Endpoint
-	err := scan(tx.b, endpointPrefix(org), nil, func(_, v []byte) (bool, error) {
-		var e domain.Endpoint
-		if err := decodeView(v, &e); err != nil {
-			return false, err
-		}
-		eps = append(eps, e)
-		return true, nil
-	})
+	eps, err := scanEndpoints(tx.b, org)
 	if err != nil || tx.endpointsWritten[org] {
 		return eps, err
 	}
@@ -145,6 +139,20 @@ func (tx *Tx) endpoints(org string) ([]domain.Endpoint, error) {
 	}
 	(*cache)[org] = eps
 	return eps, nil
+}
+
+// scanEndpoints reads org's endpoints from r.
+func scanEndpoints(r pebble.Reader, org string) ([]domain.Endpoint, error) {
+	var out []domain.Endpoint
+	err := scan(r, endpointPrefix(org), nil, func(_, val []byte) (bool, error) {
+		var e domain.Endpoint
+		if err := decodeView(val, &e); err != nil {
+			return false, err
+		}
+		out = append(out, e)
+		return true, nil
+	})
+	return out, err
 }
 
 // endpointWritten notes a write of key: if it is an endpoint, its org's

@@ -22,12 +22,6 @@ func TestEndpointNotificationsFollowEndpointChanges(t *testing.T) {
 	deleted := func(id string) eventstore.Record {
 		return l.record(0, &domain.WebhookEndpointDeleted{Meta: meta("o1", 1), EndpointID: id})
 	}
-	apply := func(recs ...eventstore.Record) {
-		t.Helper()
-		if err := f.v.ApplyRecords(recs); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// want checks each endpoint's notifications, by document.
 	want := func(step string, docs map[string][]string) {
 		t.Helper()
@@ -52,24 +46,24 @@ func TestEndpointNotificationsFollowEndpointChanges(t *testing.T) {
 		}
 	}
 
-	apply(lc.next(l, nil)...) // doc_1: no endpoint yet
-	apply(created("ep_1"))
-	apply(lc.next(l, nil)...) // doc_2
+	f.apply(lc.next(l, nil)...) // doc_1: no endpoint yet
+	f.apply(created("ep_1"))
+	f.apply(lc.next(l, nil)...) // doc_2
 	want("one endpoint", map[string][]string{"ep_1": {"doc_2"}})
 
 	// One fetch: a document, a new endpoint, another document.
 	recs := lc.next(l, nil) // doc_3
 	recs = append(recs, created("ep_2"))
 	recs = lc.next(l, recs) // doc_4
-	apply(recs...)
+	f.apply(recs...)
 	want("created mid-fetch", map[string][]string{"ep_1": {"doc_2", "doc_3", "doc_4"}, "ep_2": {"doc_4"}})
 
-	apply(deleted("ep_1"))
-	apply(lc.next(l, nil)...) // doc_5
+	f.apply(deleted("ep_1"))
+	f.apply(lc.next(l, nil)...) // doc_5
 	want("deleted", map[string][]string{"ep_1": {"doc_2", "doc_3", "doc_4"}, "ep_2": {"doc_4", "doc_5"}})
 
 	// One fetch: delete the last endpoint, then a document.
 	recs = append([]eventstore.Record{deleted("ep_2")}, lc.next(l, nil)...) // doc_6
-	apply(recs...)
+	f.apply(recs...)
 	want("deleted mid-fetch", map[string][]string{"ep_2": {"doc_4", "doc_5"}})
 }

@@ -225,16 +225,7 @@ func (v *Views) DueNotifications(p int32, now time.Time, limit int) (out []domai
 
 // Endpoints lists org's webhook endpoints.
 func (v *Views) Endpoints(org string) ([]domain.Endpoint, error) {
-	var out []domain.Endpoint
-	err := scan(v.db, endpointPrefix(org), nil, func(_, val []byte) (bool, error) {
-		var e domain.Endpoint
-		if err := decodeView(val, &e); err != nil {
-			return false, err
-		}
-		out = append(out, e)
-		return true, nil
-	})
-	return out, err
+	return scanEndpoints(v.db, org)
 }
 
 // Endpoint returns one webhook endpoint of org.

@@ -137,29 +137,49 @@ func (tx *Tx) get(key []byte, v any) (bool, error) {
 	return true, nil
 }
 
-// getObject reads a deferred view: from the fetch, from the object cache,
-// or from Pebble (decoded once, then kept).
+// getObject reads a deferred view into v.
 func (tx *Tx) getObject(key []byte, v any) (bool, error) {
+	val, err := tx.object(key, func() (any, bool, error) {
+		found, err := getView(tx.b, key, v)
+		if err != nil || !found {
+			return nil, false, err
+		}
+		return valueOf(v), true, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return assign(v, val), nil
+}
+
+// object is a deferred view's decoded value, nil when absent: from the
+// fetch, from the object cache, or from Pebble through load (decoded once,
+// then kept).
+func (tx *Tx) object(key []byte, load func() (val any, found bool, err error)) (any, error) {
 	if o, ok := tx.objects[string(key)]; ok {
-		return assign(v, o.val), nil
+		return o.val, nil
 	}
 	if val, ok := tx.views.cache.get(string(key)); ok {
 		tx.objects[string(key)] = &object{val: val, stored: val != nil}
-		return assign(v, val), nil
+		return val, nil
 	}
-	found := false
+	o := &object{}
 	if !tx.views.written.absent(key) {
-		var err error
-		if found, err = getView(tx.b, key, v); err != nil {
-			return false, err
+		val, found, err := load()
+		if err != nil {
+			return nil, err
 		}
-	}
-	o := &object{stored: found}
-	if found {
-		o.val = valueOf(v)
+		o.val, o.stored = val, found
 	}
 	tx.objects[string(key)] = o
-	return found, nil
+	return o.val, nil
+}
+
+// putObject makes val the fetch's value of the deferred view at key, to be
+// written when the fetch commits.
+func (tx *Tx) putObject(key []byte, val any) {
+	o := tx.objects[string(key)]
+	tx.objects[string(key)] = &object{val: val, dirty: true, stored: o != nil && o.stored}
 }
 
 // shared are the views kept in the fetch and the object cache as pointers
@@ -177,31 +197,16 @@ func getShared[T shared](tx *Tx, key []byte) (*T, error) {
 		}
 		return v, nil
 	}
-	if o, ok := tx.objects[string(key)]; ok {
-		v, _ := o.val.(*T)
-		return v, nil
-	}
-	if val, ok := tx.views.cache.get(string(key)); ok {
-		tx.objects[string(key)] = &object{val: val, stored: val != nil}
-		v, _ := val.(*T)
-		return v, nil
-	}
-	o := &object{}
-	var v *T
-	if !tx.views.written.absent(key) {
-		v = new(T)
+	val, err := tx.object(key, func() (any, bool, error) {
+		v := new(T)
 		found, err := getView(tx.b, key, v)
-		if err != nil {
-			return nil, err
+		if err != nil || !found {
+			return nil, false, err
 		}
-		if o.stored = found; found {
-			o.val = v
-		} else {
-			v = nil
-		}
-	}
-	tx.objects[string(key)] = o
-	return v, nil
+		return v, true, nil
+	})
+	v, _ := val.(*T)
+	return v, err
 }
 
 // putShared writes v at key, keeping the pointer: the caller must not
@@ -210,15 +215,13 @@ func putShared[T shared](tx *Tx, key []byte, v *T) error {
 	if tx.objects == nil {
 		return tx.put(key, v)
 	}
-	o := tx.objects[string(key)]
-	tx.objects[string(key)] = &object{val: v, dirty: true, stored: o != nil && o.stored}
+	tx.putObject(key, v)
 	return nil
 }
 
 func (tx *Tx) put(key []byte, v any) error {
 	if tx.objects != nil && deferredKey(key) {
-		o := tx.objects[string(key)]
-		tx.objects[string(key)] = &object{val: valueOf(v), dirty: true, stored: o != nil && o.stored}
+		tx.putObject(key, valueOf(v))
 		return nil
 	}
 	val, err := encodeView(v)

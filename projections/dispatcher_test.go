@@ -101,18 +101,26 @@ func (e *dutyEnv) orgs() []string {
 // show it queued, and returns the work item id it should be dispatched as.
 func (e *dutyEnv) queue(org, doc string) string {
 	e.t.Helper()
-	batch := "b"
-	q := &domain.DocumentQueued{Meta: meta(org, 2), DocumentID: doc, Phase: domain.PhaseFull, Attempt: 1}
-	pos, err := e.store.Append(e.ctx,
-		&domain.DocumentUploaded{Meta: meta(org, 1), DocumentID: doc, BatchName: &batch, FileName: doc + ".txt", ContentType: "text/plain", Size: 10, BlobKey: "blob/" + doc},
-		q)
+	events, id := queued(org, doc)
+	pos, err := e.store.Append(e.ctx, events...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.views.WaitAll(e.ctx, pos); err != nil {
 		e.t.Fatal(err)
 	}
-	return q.Meta.EventID
+	return id
+}
+
+// queued is the events of a document uploaded and queued, and the id of
+// the work item it should be dispatched as.
+func queued(org, doc string) ([]domain.Event, string) {
+	batch := "b"
+	q := &domain.DocumentQueued{Meta: meta(org, 2), DocumentID: doc, Phase: domain.PhaseFull, Attempt: 1}
+	return []domain.Event{
+		&domain.DocumentUploaded{Meta: meta(org, 1), DocumentID: doc, BatchName: &batch, FileName: doc + ".txt", ContentType: "text/plain", Size: 10, BlobKey: "blob/" + doc},
+		q,
+	}, q.Meta.EventID
 }
 
 // committed is the duties group's committed offset per partition.
@@ -413,12 +421,8 @@ func TestDutiesCatchUpCommitsAsItGoes(t *testing.T) {
 	var events []domain.Event
 	var ids []string
 	for i := range 1100 {
-		doc, batch := fmt.Sprintf("doc_%d", i), "b"
-		q := &domain.DocumentQueued{Meta: meta(org, 2), DocumentID: doc, Phase: domain.PhaseFull, Attempt: 1}
-		events = append(events,
-			&domain.DocumentUploaded{Meta: meta(org, 1), DocumentID: doc, BatchName: &batch, FileName: doc + ".txt", ContentType: "text/plain", Size: 10, BlobKey: "blob/" + doc},
-			q)
-		ids = append(ids, q.Meta.EventID)
+		evs, id := queued(org, fmt.Sprintf("doc_%d", i))
+		events, ids = append(events, evs...), append(ids, id)
 	}
 	pos, err := e.store.Append(e.ctx, events...)
 	if err != nil {

@@ -106,6 +106,39 @@ func putNotification(tx *Tx, n domain.Notification) error {
 // all_done, if it has a webhook. Its id comes from the log position of the
 // event that completed the batch: every node derives the same one, and a
 // later completion (after more documents) gets a new one.
+// batchCompleted is the body of a batch.completed webhook. Its fields are
+// in the order of their names, as encoding/json orders a map's keys: the
+// body was a map until a profile put its encoding at 4 % of a replay, and
+// stored bodies are signed and compared with a rebuild byte for byte.
+type batchCompleted struct {
+	Data struct {
+		BatchName   string `json:"batch_name"`
+		CompletedAt string `json:"completed_at"`
+		// Only the statuses that occur are present (the OpenAPI
+		// description).
+		Counts map[domain.Public]int `json:"counts"`
+		Status domain.Public         `json:"status"`
+		Total  int                   `json:"total"`
+	} `json:"data"`
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+}
+
+func batchCompletedPayload(b domain.Batch, at, completed time.Time) ([]byte, error) {
+	var body batchCompleted
+	body.Type, body.Timestamp = "batch.completed", at.UTC().Format(time.RFC3339Nano)
+	d := &body.Data
+	d.BatchName, d.Status, d.Total = b.Name, b.Status(), b.Documents
+	d.CompletedAt = completed.UTC().Format(time.RFC3339Nano)
+	d.Counts = make(map[domain.Public]int, len(b.Counts))
+	for _, p := range domain.PublicStatuses {
+		if n := b.Counts.Of(p); n != 0 {
+			d.Counts[p] = n
+		}
+	}
+	return json.Marshal(body)
+}
+
 func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
 	var hook BatchWebhook
 	found, err := tx.get(batchHookKey(b.OrgID, b.Name), &hook)
@@ -115,21 +148,7 @@ func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/%d", b.OrgID, b.Name, tx.rec.Partition, tx.rec.Offset))
 	at := tx.rec.Event.Header().OccurredAt
 	_, _, completed := b.Timestamps()
-	// Only the statuses that occur are present (the OpenAPI description).
-	counts := make(map[domain.Public]int, len(b.Counts))
-	for _, p := range domain.PublicStatuses {
-		if n := b.Counts.Of(p); n != 0 {
-			counts[p] = n
-		}
-	}
-	payload, err := json.Marshal(map[string]any{
-		"type":      "batch.completed",
-		"timestamp": at.UTC().Format(time.RFC3339Nano),
-		"data": map[string]any{
-			"batch_name": b.Name, "status": b.Status(), "total": b.Documents,
-			"counts": counts, "completed_at": completed.UTC().Format(time.RFC3339Nano),
-		},
-	})
+	payload, err := batchCompletedPayload(b, at, completed)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,65 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/docket/docket/domain"
+)
+
+// The batch.completed body is a struct now; it must encode to exactly the
+// bytes the map it replaced did, since stored bodies are signed and a
+// rebuild must match the live views.
+func TestBatchCompletedPayloadMatchesTheMapEncoding(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	names := []string{"b", "batch-2026.12_05", "<&>", "ünï", "x"}
+	for i := range 500 {
+		b := domain.NewBatch("org_1", names[i%len(names)])
+		for j := range b.Counts {
+			if r.IntN(3) > 0 {
+				b.Counts[j] = r.IntN(1000)
+			}
+			b.Documents += b.Counts[j]
+		}
+		at := time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(time.FixedZone("x", 3600))
+		completed := at.Add(-time.Duration(r.Int64N(1e12)))
+		if i%7 == 0 {
+			completed = time.Time{}
+		}
+		got, err := batchCompletedPayload(b, at, completed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mapPayload(t, b, at, completed)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("batch %+v:\n got %s\nwant %s", b, got, want)
+		}
+	}
+}
+
+// mapPayload is how batchDone built the body before it was a struct.
+func mapPayload(t *testing.T, b domain.Batch, at, completed time.Time) []byte {
+	t.Helper()
+	counts := map[domain.Public]int{}
+	for _, p := range domain.PublicStatuses {
+		if n := b.Counts.Of(p); n != 0 {
+			counts[p] = n
+		}
+	}
+	out, err := json.Marshal(map[string]any{
+		"type":      "batch.completed",
+		"timestamp": at.UTC().Format(time.RFC3339Nano),
+		"data": map[string]any{
+			"batch_name": b.Name, "status": b.Status(), "total": b.Documents,
+			"counts": counts, "completed_at": completed.UTC().Format(time.RFC3339Nano),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -195,6 +195,15 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// finish stops r, then requires that it fetched no records and that the
+// work topic holds exactly ids, each once.
+func (e *dutyEnv) finish(name string, r *runningDuty, ids []string) {
+	e.t.Helper()
+	r.stop()
+	noFetches(e.t, name, r)
+	e.work.exactlyOnce(e.ctx, ids)
+}
+
 // noFetches fails the test if the duties' group member fetched records, or
 // if its requests were not counted at all.
 func noFetches(t *testing.T, name string, r *runningDuty) {
@@ -363,9 +372,7 @@ func TestDutiesHandOver(t *testing.T) {
 	idle := queueAll("idle")
 	third := e.startDuty()
 	e.work.dispatched(idle...)
-	third.stop()
-	noFetches(t, "third", third)
-	e.work.exactlyOnce(e.ctx, ids)
+	e.finish("third", third, ids)
 }
 
 // TestDutiesFillGap: records the subscription never delivered are read from
@@ -404,9 +411,7 @@ func TestDutiesFillGap(t *testing.T) {
 	ids = append(ids, lost...)
 	ids = append(ids, e.queue(org, "doc_3"))
 	e.work.dispatched(ids...)
-	r.stop()
-	noFetches(t, "dispatcher", r)
-	e.work.exactlyOnce(e.ctx, ids)
+	e.finish("dispatcher", r, ids)
 }
 
 // TestDutiesCatchUpCommitsAsItGoes: a new owner's catch-up of a long
@@ -475,9 +480,7 @@ func TestDutiesCatchUpCommitsAsItGoes(t *testing.T) {
 	e.work.dispatched(ids...)
 	ticks <- time.Now()
 	eventually(t, "the end of the catch-up committed", func() bool { return e.committed()[p] == end })
-	r.stop()
-	noFetches(t, "dispatcher", r)
-	e.work.exactlyOnce(e.ctx, ids)
+	e.finish("dispatcher", r, ids)
 }
 
 // TestDutiesDroppedSubscriber: a dispatcher too slow for its subscription
@@ -518,9 +521,7 @@ func TestDutiesDroppedSubscriber(t *testing.T) {
 	}
 	close(release)
 	e.work.dispatched(ids...)
-	r.stop()
-	noFetches(t, "dispatcher", r)
-	e.work.exactlyOnce(e.ctx, ids)
+	e.finish("dispatcher", r, ids)
 }
 
 // TestDutiesReportGroupFailures: the duties member never polls for

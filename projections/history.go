@@ -215,8 +215,9 @@ var historyMarker = []byte("meta/history")
 // historyFormat is the layout of the views. 1 had a history key per event
 // and entity, and JSON documents; 2 has an index value per entity and
 // window (historyProjection) and binary documents (doccodec.go); 3 also
-// binary batches (batchcodec.go).
-const historyFormat = "3"
+// binary batches (batchcodec.go); 4 also binary webhook notifications
+// (notifcodec.go).
+const historyFormat = "4"
 
 // ensureHistory starts views that predate the history index, or hold it in
 // an older layout, again from offset 0: they are a cache of the log, and a

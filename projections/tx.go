@@ -267,7 +267,8 @@ func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, erro
 }
 
 // encodeView is a view's stored value: documents in their binary encoding
-// (doccodec.go), batches in theirs (batchcodec.go), everything else JSON.
+// (doccodec.go), batches and webhook notifications in theirs
+// (batchcodec.go, notifcodec.go), everything else JSON.
 func encodeView(v any) ([]byte, error) {
 	switch d := v.(type) {
 	case domain.Document:
@@ -278,6 +279,10 @@ func encodeView(v any) ([]byte, error) {
 		return encodeBatch(&d), nil
 	case *domain.Batch:
 		return encodeBatch(d), nil
+	case domain.Notification:
+		return encodeNotification(&d), nil
+	case *domain.Notification:
+		return encodeNotification(d), nil
 	}
 	return json.Marshal(v)
 }
@@ -290,6 +295,8 @@ func decodeView(v []byte, out any) error {
 		err = decodeDocument(v, d)
 	case *domain.Batch:
 		err = decodeBatch(v, d)
+	case *domain.Notification:
+		err = decodeNotification(v, d)
 	default:
 		err = json.Unmarshal(v, out)
 	}

@@ -16,6 +16,9 @@ func WithKeyFilterLimit(limit int) Option {
 // KeyFilterKeys is how many keys the key filter has counted.
 func (v *Views) KeyFilterKeys() int { return v.written.keys }
 
+// Tracked reports whether the key filter tracks key.
+func Tracked(key []byte) bool { return !untracked(key) }
+
 // SetDutyBuffer sets how many applied fetches wait for the dispatcher
 // before the views drop it, so tests can make it fall behind.
 func SetDutyBuffer(d *Dispatcher, n int) { d.buffer = n }

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
@@ -9,8 +10,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// keyFilter knows every key the views hold (but the history index) as a
-// Bloom filter, so that a read of a key that does not exist — most reads
+// keyFilter knows every key the views hold that the fold reads one by one
+// (all but the indexes it only scans: untracked) as a Bloom filter, so that a read of a key that does not exist — most reads
 // of the fold: a new document, batch, idempotency key, a batch without a
 // webhook — is answered without asking Pebble, whose answer for a missing
 // key costs an iterator over the memtables and every level, and was a
@@ -143,34 +144,63 @@ func (f *keyFilter) absent(key []byte) bool {
 	return true
 }
 
-// untracked keys are never read while applying (the history index), or
-// read once per process and then kept (the per-status counts, phase.go),
-// so the filter does not spend memory on them; a read of one asks Pebble.
-// A count is deleted at zero and written again when it comes back, which
-// the filter would count as a new key every time.
+// untracked keys are never read one by one: the history index (written,
+// and read by the history endpoints with a scan); the index entries that
+// list a batch's documents and notifications, an endpoint's and a
+// subject's notifications, and the pending deliveries (bd/, bn/, en/,
+// jn/, wq/: written, scanned by queries and the delivery duty, deleted,
+// never got); and the per-status counts, read once per process and then
+// kept (phase.go). The filter spends no memory on them and a read of one,
+// should there ever be one, asks Pebble. The index entries were more than
+// a third of the keys the filter held on the bench's log (a lifecycle's
+// member entry, its notification's entry and its due entry, beside its
+// document, batch, webhook and notification); a count is deleted at zero
+// and written again when it comes back, which the filter would count as a
+// new key every time.
 func untracked(key []byte) bool {
-	if len(key) > 2 && key[0] == 'h' && (key[1] == '/' || key[1] == 'e' && key[2] == '/') {
-		return true
+	end := bytes.IndexByte(key[:min(len(key), 3)], '/')
+	if end < 0 {
+		return false
 	}
-	return len(key) > 3 && key[0] == 'p' && key[1] == 'h' && key[2] == '/'
+	for _, f := range untrackedFamilies {
+		if string(key[:end]) == f {
+			return true
+		}
+	}
+	return false
 }
 
-// load adds every key of db but the history index.
+// untrackedFamilies are the key families (what comes before the first
+// '/') that untracked names, in the order of their keys, which load's
+// ranges depend on.
+var untrackedFamilies = []string{"bd", "bn", "en", "h", "he", "jn", "ph", "wq"}
+
+// load adds every key of db that the filter tracks (untracked), skipping
+// the untracked families whole.
 func (f *keyFilter) load(db *pebble.DB) error {
-	// The history index is the ranges h/ and he/, skipped whole. Every
-	// key is printable ASCII (keys.go), below 0xff, where ensureHistory's
-	// range deletion ends too.
-	for _, r := range [][2][]byte{{nil, []byte("h/")}, {[]byte("h0"), []byte("he/")}, {[]byte("he0"), {0xff}}} {
-		it, err := db.NewIter(&pebble.IterOptions{LowerBound: r[0], UpperBound: r[1]})
-		if err != nil {
-			return fmt.Errorf("projections: key filter: %w", err)
+	// Every key is printable ASCII (keys.go): a family <f>/ ends before
+	// <f>0, and every key is below 0xff, where ensureHistory's range
+	// deletion ends too.
+	var lower []byte
+	for _, fam := range untrackedFamilies {
+		if err := f.loadRange(db, lower, []byte(fam+"/")); err != nil {
+			return err
 		}
-		for ok := it.First(); ok && !f.off; ok = it.Next() {
-			f.add(it.Key())
-		}
-		if err := it.Close(); err != nil {
-			return fmt.Errorf("projections: key filter: %w", err)
-		}
+		lower = []byte(fam + "0")
+	}
+	return f.loadRange(db, lower, []byte{0xff})
+}
+
+func (f *keyFilter) loadRange(db *pebble.DB, lower, upper []byte) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("projections: key filter: %w", err)
+	}
+	for ok := it.First(); ok && !f.off; ok = it.Next() {
+		f.add(it.Key())
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("projections: key filter: %w", err)
 	}
 	return nil
 }

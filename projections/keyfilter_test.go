@@ -3,6 +3,8 @@ package projections
 import (
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,7 +39,7 @@ func TestKeyFilterNeverLosesAKey(t *testing.T) {
 }
 
 // TestKeyFilterTurnsOff: past its limit, or with none, it answers nothing
-// (every read asks Pebble); the history index is never answered for.
+// (every read asks Pebble).
 func TestKeyFilterTurnsOff(t *testing.T) {
 	t.Parallel()
 	f := newKeyFilter(10)
@@ -53,14 +55,37 @@ func TestKeyFilterTurnsOff(t *testing.T) {
 	if newKeyFilter(0).absent([]byte("d/o1/x")) {
 		t.Fatal("a filter without a limit answers")
 	}
-	g := newKeyFilter(10)
-	if g.absent([]byte("h/d/o1/doc_1/window")) || g.absent([]byte("he/pos")) {
-		t.Fatal("the filter answers for the history index")
+}
+
+// TestKeyFilterSkipsWhatIsOnlyScanned: the history index, the index
+// entries and the per-status counts are never answered for (a read asks
+// Pebble) and take no room, while the views read one by one are.
+func TestKeyFilterSkipsWhatIsOnlyScanned(t *testing.T) {
+	t.Parallel()
+	f := newKeyFilter(100)
+	for _, k := range []string{"h/d/o1/doc_1/window", "he/pos", "ph/succeeded", "bd/o1/b1/0000000000000007/doc_1",
+		"bn/o1/b1/msg_1", "en/o1/ep_1/msg_1", "jn/o1/job_1/msg_1", "wq/\x00\x00\x00\x01due/o1/msg_1"} {
+		f.add([]byte(k))
+		if f.absent([]byte(k)) || f.absent([]byte(k+"x")) {
+			t.Errorf("the filter answers for %s", k)
+		}
+	}
+	if f.keys != 0 {
+		t.Fatalf("%d keys counted for keys it does not track", f.keys)
+	}
+	for _, k := range []string{"d/o1/doc_1", "b/o1/b1", "bw/o1/b1", "wn/o1/msg_1", "dj/o1/doc_1/job_1", "j/o1/job_1", "i/o1/k", "org/o1"} {
+		if !f.absent([]byte(k)) {
+			t.Errorf("%s: an empty filter holds it", k)
+		}
+		f.add([]byte(k))
+		if f.absent([]byte(k)) {
+			t.Errorf("%s added but absent", k)
+		}
 	}
 }
 
 // TestKeyFilterLoadsStoredKeys: views opened over existing data know every
-// stored key but the history index.
+// stored key the filter tracks.
 func TestKeyFilterLoadsStoredKeys(t *testing.T) {
 	t.Parallel()
 	v, err := Open(t.TempDir())
@@ -68,8 +93,12 @@ func TestKeyFilterLoadsStoredKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	keys := []string{"b/o1/b1", "d/o1/doc_1", "h0", "i/o1/k", "z/last"}
-	for _, k := range append(keys, "h/d/o1/doc_1/w", "he/p") {
+	if !slices.IsSortedFunc(untrackedFamilies, func(a, b string) int { return strings.Compare(a+"/", b+"/") }) {
+		t.Fatalf("untrackedFamilies %q are not in the order of their keys", untrackedFamilies)
+	}
+	// Keys of every tracked family around the untracked ones.
+	keys := []string{"b/o1/b1", "bw/o1/b1", "d/o1/doc_1", "dj/o1/doc_1/job_1", "h0", "i/o1/k", "j/o1/job_1", "org/o1", "we/o1/ep_1", "wn/o1/msg_1", "z/last"}
+	for _, k := range append(keys, "h/d/o1/doc_1/w", "he/p", "bd/o1/b1/0000000000000001/doc_1", "wq/p") {
 		if err := v.db.Set([]byte(k), []byte("v"), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +112,8 @@ func TestKeyFilterLoadsStoredKeys(t *testing.T) {
 			t.Errorf("%s stored but absent after load", k)
 		}
 	}
-	// meta/history and the keys above; the history index was skipped.
+	// meta/history and the keys above; the history index and the index
+	// entries were skipped.
 	if f.keys != len(keys)+1 {
 		t.Errorf("loaded %d keys, want %d", f.keys, len(keys)+1)
 	}

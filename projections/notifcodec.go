@@ -8,10 +8,10 @@ import (
 )
 
 // A webhook notification is written when its batch completes and again on
-// every delivery attempt, and its JSON was most of what encoding views cost
-// the apply path once documents and batches had encodings of their own:
-// the signed body it carries went through base64, and its field names were
-// a third of its bytes. So it is encoded like the document view
+// every delivery attempt, and its JSON was most of what JSON encoding of
+// views still cost the apply path once documents and batches had
+// encodings of their own: the signed body it carries went through base64,
+// and its field names were close to a third of its bytes. So it is encoded like the document view
 // (doccodec.go): after a version byte, the fields in declaration order,
 //
 //	ID, OrgID                           strings

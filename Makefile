@@ -26,8 +26,12 @@ vet:
 
 # Every test, with the race detector. The end-to-end and event-store suites
 # use the embedded broker unless DOCKET_TEST_KAFKA_BROKERS=host:port,... is set.
+# Then the libraries' benchmarks, twice each, so that none rots between
+# `make bench` runs (their checks — a log the fold refuses, a notification
+# missing — fail them); their figures mean nothing at that length.
 test: vet
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchtime 2x ./blobstore/ ./eventstore/ ./projections/
 
 # A local Apache Kafka cluster (KRaft; jars from Maven into .cache/kafka/;
 # needs Java 17+ and Maven). `make kafka-start N=3` starts three brokers.

@@ -10,12 +10,13 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// keyFilter knows every key the views hold that the fold reads one by one
-// (all but the indexes it only scans: untracked) as a Bloom filter, so that a read of a key that does not exist — most reads
-// of the fold: a new document, batch, idempotency key, a batch without a
-// webhook — is answered without asking Pebble, whose answer for a missing
-// key costs an iterator over the memtables and every level, and was a
-// sixth of the fold's CPU (BENCHMARKS.md). A key the filter may hold (it
+// keyFilter knows every key of the views that the fold reads one by one
+// (all but the indexes it only scans: untracked) as a Bloom filter, so
+// that a read of a key that does not exist — most reads of the fold: a new
+// document, batch, idempotency key, a batch without a webhook — is
+// answered without asking Pebble, whose answer for a missing key costs an
+// iterator over the memtables and every level, and was a sixth of the
+// fold's CPU (BENCHMARKS.md). A key the filter may hold (it
 // was written, or a false positive, about 0.3 % per stage) means "ask
 // Pebble", so the filter can only save work, never change an answer.
 // Deletes leave their key in the filter; that too only means asking.

@@ -537,7 +537,7 @@ func TestOpenAPISchemasMatchRender(t *testing.T) {
 	// ProcessingError codes: those of the extract package.
 	pe := obj(t, obj(t, schemaOf(t, doc, "ProcessingError")["properties"], "ProcessingError")["code"], "ProcessingError.code")
 	wantPE := []string{extract.CodeUnsupportedFormat, extract.CodeCorruptDocument, extract.CodeEmptyDocument,
-		extract.CodeOCRUnavailable, extract.CodeTooManyPages, extract.CodeTimeout, extract.CodeInternal}
+		extract.CodeOCRUnavailable, extract.CodeTooManyPages, extract.CodeTimeout, extract.CodeInternal, extract.CodeResultTooLarge}
 	if got := strs(t, pe["enum"], "ProcessingError.code enum"); !slices.Equal(got, wantPE) {
 		t.Errorf("ProcessingError code enum = %v, want %v", got, wantPE)
 	}

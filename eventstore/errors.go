@@ -18,7 +18,9 @@ var (
 	// with the writer schema (truncated, corrupt, or followed by extra bytes).
 	ErrMalformedBody = errors.New("eventstore: malformed event body")
 	// ErrTooLarge: Encode refused an event beyond MaxEncodedSize or
-	// MaxArrayLen, which Decode would refuse too.
+	// MaxArrayLen, which Decode would refuse too; or Append's producer or
+	// broker refused its record as larger than a message may be. Sending
+	// it again fails again.
 	ErrTooLarge = errors.New("eventstore: event too large")
 )
 

@@ -216,7 +216,7 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 		pos := make([]Position, len(recs))
 		for i, r := range recs {
 			if errs[i] != nil {
-				return nil, fmt.Errorf("%w: append %s: %w", ErrUnavailable, events[i].Type(), errs[i])
+				return nil, appendError(events[i].Type(), errs[i])
 			}
 			pos[i] = Position{Partition: r.Partition, Offset: r.Offset}
 		}
@@ -313,4 +313,15 @@ func (s *Store) endOffsets(ctx context.Context) (map[int32]int64, error) {
 func (s *Store) PartitionFor(orgID string) int32 {
 	p := kgo.StickyKeyPartitioner(nil).ForTopic(s.cfg.eventsTopic)
 	return int32(p.Partition(&kgo.Record{Key: []byte(orgID)}, int(s.partitions)))
+}
+
+// appendError classifies a failed produce: a record larger than a message
+// may be (franz-go's ProducerBatchMaxBytes, about 1 MB, or the topic's
+// max.message.bytes) fails the same way however often it is sent, so it is
+// ErrTooLarge; anything else the broker may accept later.
+func appendError(eventType string, err error) error {
+	if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+		return fmt.Errorf("%w: append %s: %w", ErrTooLarge, eventType, err)
+	}
+	return fmt.Errorf("%w: append %s: %w", ErrUnavailable, eventType, err)
 }

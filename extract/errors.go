@@ -17,6 +17,9 @@ const (
 	CodeTooManyPages      = "too_many_pages"
 	CodeTimeout           = "timeout"
 	CodeInternal          = "internal_error"
+	// CodeResultTooLarge is the worker's, not the extractor's: the result
+	// (its line items) is larger than one event on the log may be.
+	CodeResultTooLarge = "result_too_large"
 )
 
 // Error is the only error type the package returns, so that callers can

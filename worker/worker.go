@@ -206,6 +206,25 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 	return func() error {
 		_, cerr := claimed()
 		_, rerr := appended()
+		if errors.Is(rerr, eventstore.ErrTooLarge) {
+			// Sending the result again would fail again, forever: the
+			// document fails instead, and says why.
+			log.Warn().Err(rerr).Msg("result too large for the log; the document fails")
+			phase := first
+			for _, e := range results {
+				if _, ok := e.(*domain.DocumentSucceeded); ok {
+					phase = domain.PhaseExtract
+				}
+			}
+			results = []domain.Event{&domain.DocumentFailed{
+				Meta: meta(), DocumentID: item.DocumentID, ClaimID: claim, Phase: phase,
+				Code: extract.CodeResultTooLarge, Message: "the extracted result is larger than one event on the log may be",
+			}}
+			if cerr == nil {
+				return w.append(ctx, results...)
+			}
+			rerr = eventstore.ErrUnavailable // append the claim and the failure below
+		}
 		if cerr == nil && rerr == nil {
 			return nil
 		}

@@ -94,9 +94,9 @@ func TestClusterWorkerKill(t *testing.T) {
 	// a line here (2026-12-05): 8 documents of 10,000 lines took 126 ms
 	// each, and a CI run missed the killed worker's only document. 24 of
 	// 15,000 lines keep both workers' two slots busy for seconds. Not
-	// more lines: a result event of 60,000 line items (2.9 MB) is past
-	// Kafka's default message size, which the worker does not survive
-	// (the closing note of 2026-12-05).
+	// more lines: a result of 60,000 line items (2.9 MB) is past what one
+	// message may be, and such a document fails with result_too_large
+	// (TestResultTooLargeFails).
 	const n = 24
 	for i := range n {
 		if _, code := c.upload("api-1", "wk", fmt.Sprintf("slow-%d.txt", i), slowInvoice(15000+i), ""); code != http.StatusCreated {

@@ -223,7 +223,7 @@ func (w *Worker) process(ctx context.Context, item eventstore.WorkItem) (wait fu
 			if cerr == nil {
 				return w.append(ctx, results...)
 			}
-			rerr = eventstore.ErrUnavailable // append the claim and the failure below
+			rerr = nil // the failure stands for the result: below, the claim goes first
 		}
 		if cerr == nil && rerr == nil {
 			return nil

@@ -95,14 +95,5 @@ func FuzzBatchCodec(f *testing.F) {
 	f.Add(encodeBatch(&b))
 	nb := domain.NewBatch("o", "n")
 	f.Add(encodeBatch(&nb))
-	f.Fuzz(func(t *testing.T, val []byte) {
-		var got domain.Batch
-		if err := decodeBatch(val, &got); err != nil {
-			return
-		}
-		var back domain.Batch
-		if err := decodeBatch(encodeBatch(&got), &back); err != nil || !reflect.DeepEqual(back, got) {
-			t.Fatalf("re-encoded batch reads back differently: %v", err)
-		}
-	})
+	fuzzReadsBack(f, encodeBatch, decodeBatch)
 }

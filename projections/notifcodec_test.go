@@ -65,14 +65,5 @@ func FuzzNotificationCodec(f *testing.F) {
 	n := filled[domain.Notification]()
 	f.Add(encodeNotification(&n))
 	f.Add(encodeNotification(&domain.Notification{ID: "msg_1", Payload: []byte{}}))
-	f.Fuzz(func(t *testing.T, val []byte) {
-		var got domain.Notification
-		if err := decodeNotification(val, &got); err != nil {
-			return
-		}
-		var back domain.Notification
-		if err := decodeNotification(encodeNotification(&got), &back); err != nil || !reflect.DeepEqual(back, got) {
-			t.Fatalf("re-encoded notification reads back differently: %v", err)
-		}
-	})
+	fuzzReadsBack(f, encodeNotification, decodeNotification)
 }

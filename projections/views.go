@@ -353,6 +353,9 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	v.cache.commit(objects)
 	v.counts.commit(wroteCounts)
 	v.due.note(due)
+	// Before the waiters are released: a request that waited for a key's
+	// revocation must not authenticate with the key cached before it.
+	v.keys.applied(applied)
 	v.mu.Lock()
 	for p := range touched {
 		v.applied[p] = next[p]
@@ -360,7 +363,6 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	close(v.changed)
 	v.changed = make(chan struct{})
 	v.mu.Unlock()
-	v.keys.applied(applied)
 	if len(applied) > 0 {
 		for _, fn := range v.listeners {
 			fn(applied)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -181,6 +182,9 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 		rep.Broker = f.brokers
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", args...) }
+	if rep.CGO = linksCgo(); rep.CGO {
+		progress("warning: this binary links cgo (built without CGO_ENABLED=0, as make build sets): Pebble's memtables and block cache are then C memory, and its figures do not compare with those of make build's binary")
+	}
 
 	if rep.WarmUp, err = e.warmUp(ctx, f, progress); err != nil {
 		return nil, err
@@ -395,4 +399,22 @@ func (e *benchEnv) logEnds(ctx context.Context) ([2]int64, error) {
 		return [2]int64{}, err
 	}
 	return [2]int64{sumEnds(ev), sumEnds(wk)}, nil
+}
+
+// linksCgo reports whether this binary was built with cgo. On a machine
+// with a C compiler a plain `go build` links it, and Pebble then allocates
+// its memtables and block cache with C malloc: the Go heap halves and the
+// resident size behaves differently (BENCHMARKS.md, item 33), so a
+// comparison of two binaries must know how each was built.
+func linksCgo() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value == "1"
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
@@ -135,6 +136,51 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 
 // TestLoadGetHoldsItsRate checks the GET generator sends at its fixed rate,
 // with the key, and counts what the server answered.
+// TestBenchApplyAgainstPebbleBound checks the apply path's row against
+// the raw Pebble bound when the apply path folds a prefix of the log (it
+// folds --ceiling-records), as every run longer than that does: the row
+// must compare events/s with events/s, not the whole log's view keys with
+// the prefix's seconds.
+func TestBenchApplyAgainstPebbleBound(t *testing.T) {
+	t.Parallel()
+	rep := &benchReport{Ceilings: &ceilings{
+		RawConsume: rate{Records: 200_000, Seconds: 0.1, PerSec: 2_000_000},
+		Replay:     rate{Records: 200_000, Seconds: 1, PerSec: 200_000},
+		ApplyPath:  rate{Records: 50_000, Seconds: 0.5, PerSec: 100_000},
+		RawPebble:  rate{Records: 400_000, Seconds: 0.4, PerSec: 1_000_000},
+		ViewKeys:   400_000,
+	}}
+	rep.ratios()
+	// 2 view keys an event: the bound is 500,000 events/s, a quarter of
+	// raw consume, and the apply path's 100,000 events/s is 0.2 of it.
+	want := map[string]float64{
+		"bound: raw Pebble writes of the final views, events/s / raw consume": 0.25,
+		"projection apply / that raw Pebble bound (events/s)":                 0.2,
+		"projection apply / raw consume (records/s)":                          0.05,
+	}
+	for _, r := range rep.Ratios {
+		if w, ok := want[r.Name]; ok {
+			if math.Abs(r.Value-w) > 1e-9 {
+				t.Errorf("%s = %v, want %v", r.Name, r.Value, w)
+			}
+			delete(want, r.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+}
+
+// TestBenchKnowsHowItWasBuilt: the report's cgo flag must agree with the
+// build tags this test binary was compiled under (CI's -race build links
+// cgo, a CGO_ENABLED=0 build does not).
+func TestBenchKnowsHowItWasBuilt(t *testing.T) {
+	t.Parallel()
+	if got := linksCgo(); got != builtWithCgo {
+		t.Fatalf("linksCgo() = %v, build tags say %v", got, builtWithCgo)
+	}
+}
+
 func TestLoadGetHoldsItsRate(t *testing.T) {
 	t.Parallel()
 	var hits, authed atomic.Int64

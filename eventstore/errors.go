@@ -32,6 +32,9 @@ var ErrUnavailable = errors.New("eventstore: kafka unavailable")
 // if repeated unchanged.
 func IsRetryable(err error) bool { return errors.Is(err, ErrUnavailable) }
 
+// ErrInvalidOption: Open was given an option value it cannot work with.
+var ErrInvalidOption = errors.New("eventstore: invalid option")
+
 // ErrNoTopic: a ReadOnly store found no event topic (wrong brokers or
 // --topic-prefix).
 var ErrNoTopic = errors.New("eventstore: event topic does not exist")

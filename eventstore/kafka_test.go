@@ -124,14 +124,22 @@ func prefixOf(s *eventstore.Store) string {
 // the test ends.
 func setup(t *testing.T) (*eventstore.Store, []string) {
 	t.Helper()
-	seeds := brokers(t)
-	prefix := testPrefix(t)
-	if onRealKafka() {
-		// Registered before the store's Close, so it runs after it.
-		t.Cleanup(func() { deleteTestResources(t, seeds, prefix) })
-	}
+	seeds, prefix := testPlace(t)
 	s := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Partitions(testPartitions))
 	return s, seeds
+}
+
+// testPlace is setup without the store: the brokers, and a prefix whose
+// topics and groups are deleted from a real cluster when the test ends.
+// Call it before opening stores on the prefix, so that the deletion is
+// registered before their Close and runs after it.
+func testPlace(t *testing.T) (seeds []string, prefix string) {
+	t.Helper()
+	seeds, prefix = brokers(t), testPrefix(t)
+	if onRealKafka() {
+		t.Cleanup(func() { deleteTestResources(t, seeds, prefix) })
+	}
+	return seeds, prefix
 }
 
 // openStore opens a store and closes it when the test ends.

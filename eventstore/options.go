@@ -11,6 +11,14 @@ const (
 	DefaultWorkTopic   = "docket.work"
 )
 
+// DefaultMaxRecordBytes is the largest record batch the store produces
+// unless MaxRecordBytes says otherwise: MaxEncodedSize, the largest event
+// the codec writes, plus 1 MiB for its key, headers, encoding header and
+// the batch's framing. Kafka's own default (a broker's message.max.bytes,
+// 1 MiB) would refuse the result of an invoice of about 20,000 line items
+// that the codec, the upload limit and the views all accept.
+const DefaultMaxRecordBytes = MaxEncodedSize + 1<<20
+
 type config struct {
 	prefix      string
 	eventsTopic string
@@ -25,6 +33,7 @@ type config struct {
 	onAppend    func(eventType string)
 	retries     int
 	hooks       []kgo.Hook
+	maxRecord   int32
 }
 
 func defaults() config {
@@ -37,6 +46,7 @@ func defaults() config {
 		log:         zerolog.Nop(),
 		clientID:    "docket",
 		retries:     20,
+		maxRecord:   DefaultMaxRecordBytes,
 	}
 }
 
@@ -69,6 +79,15 @@ func ReplicationFactor(n int16) Opt { return func(c *config) { c.replication = n
 // MinInsyncReplicas sets min.insync.replicas on created topics. Default 0:
 // the broker's setting.
 func MinInsyncReplicas(n int) Opt { return func(c *config) { c.minISR = n } }
+
+// MaxRecordBytes is the largest record batch the store produces (franz-go's
+// ProducerBatchMaxBytes) and the max.message.bytes of the topics it
+// creates, so that the producer and the broker draw the line at the same
+// size. An append whose record is larger fails with ErrTooLarge, before
+// it is sent. Topics that already exist keep their max.message.bytes;
+// Open logs a warning when the event topic's is smaller. Open refuses a
+// value under 64 KiB. Default DefaultMaxRecordBytes (17 MiB).
+func MaxRecordBytes(n int32) Opt { return func(c *config) { c.maxRecord = n } }
 
 // Logger receives the store's logs. Default: discard.
 func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }

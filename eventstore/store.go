@@ -54,6 +54,9 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.maxRecord < minRecordBytes {
+		return nil, fmt.Errorf("%w: MaxRecordBytes %d is below %d", ErrInvalidOption, cfg.maxRecord, minRecordBytes)
+	}
 	codec, err := NewCodec()
 	if err != nil {
 		return nil, err
@@ -72,6 +75,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 		kgo.ClientID(cfg.clientID),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(0),
+		kgo.ProducerBatchMaxBytes(cfg.maxRecord),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProduceRequestTimeout(10 * time.Second),
 		kgo.RecordDeliveryTimeout(30 * time.Second),
@@ -90,10 +94,11 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 
 func (s *Store) ensureTopics(ctx context.Context) error {
 	adm := kadm.NewClient(s.cl)
-	var configs map[string]*string
+	maxMsg := strconv.Itoa(int(s.cfg.maxRecord))
+	configs := map[string]*string{"max.message.bytes": &maxMsg}
 	if s.cfg.minISR > 0 {
 		v := strconv.Itoa(s.cfg.minISR)
-		configs = map[string]*string{"min.insync.replicas": &v}
+		configs["min.insync.replicas"] = &v
 	}
 	for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic} {
 		if s.cfg.noCreate {
@@ -124,6 +129,7 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 				}
 				if ready {
 					s.partitions = int32(len(td.Partitions))
+					s.checkMaxMessage(ctx, adm)
 					return nil
 				}
 			}
@@ -134,6 +140,53 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// minRecordBytes is the smallest MaxRecordBytes Open accepts: below it,
+// ordinary events (a batch summary, a webhook's notification) would fail.
+const minRecordBytes = 64 << 10
+
+// checkMaxMessage warns when the event topic, created before or by
+// someone else, refuses records the producer would send: its results
+// would then fail as result_too_large at the topic's size, not at
+// MaxRecordBytes. Only a warning, because the topic is the operator's to
+// change (kafka-configs --alter --add-config max.message.bytes=N); and not
+// an error when the configuration cannot be read (an ACL, a broker that
+// does not describe configs): appends classify the refusal either way.
+func (s *Store) checkMaxMessage(ctx context.Context, adm *kadm.Client) {
+	if s.cfg.noCreate {
+		return
+	}
+	n, err := topicMaxMessage(ctx, adm, s.cfg.eventsTopic)
+	if err != nil {
+		s.cfg.log.Debug().Err(err).Msg("max.message.bytes of the event topic not read")
+		return
+	}
+	if n < int(s.cfg.maxRecord) {
+		s.cfg.log.Warn().Str("topic", s.cfg.eventsTopic).Int("max_message_bytes", n).Int32("max_record_bytes", s.cfg.maxRecord).
+			Msg("the event topic's max.message.bytes is below the records this node may append: a larger result fails as result_too_large; raise it with kafka-configs")
+	}
+}
+
+// topicMaxMessage is a topic's max.message.bytes as the brokers report it.
+func topicMaxMessage(ctx context.Context, adm *kadm.Client, topic string) (int, error) {
+	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil {
+		return 0, err
+	}
+	if rc.Err != nil {
+		return 0, rc.Err
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "max.message.bytes" && c.Value != nil {
+			return strconv.Atoi(*c.Value)
+		}
+	}
+	return 0, errors.New("eventstore: no max.message.bytes in the topic's configuration")
 }
 
 // Partitions is the event topic's partition count.

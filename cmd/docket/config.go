@@ -70,6 +70,13 @@ type Config struct {
 	// MinInsyncReplicas sets min.insync.replicas on newly created topics.
 	// Default 0: the brokers' setting.
 	MinInsyncReplicas int
+	// MaxRecordBytes is the largest record this node appends, and the
+	// max.message.bytes of the topics it creates (existing topics keep
+	// theirs; a smaller one is logged at start). A document whose result
+	// is larger fails with result_too_large. Default 17 MiB
+	// (eventstore.DefaultMaxRecordBytes: the largest event the codec
+	// writes, and room for its framing).
+	MaxRecordBytes int
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
@@ -191,6 +198,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MinInsyncReplicas < 0 {
 		errs = append(errs, errors.New("--min-insync-replicas must not be negative"))
+	}
+	if c.MaxRecordBytes == 0 {
+		c.MaxRecordBytes = eventstore.DefaultMaxRecordBytes // the zero value means the documented default
+	}
+	if c.MaxRecordBytes < 64<<10 || c.MaxRecordBytes > 1<<30 {
+		errs = append(errs, errors.New("--max-record-bytes must be between 65536 and 1073741824"))
 	}
 	if c.WorkerConcurrency < 1 {
 		errs = append(errs, errors.New("--worker-concurrency must be at least 1"))
@@ -334,6 +347,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	integer(&c.Partitions, "partitions", 12, "partitions of newly created topics")
 	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
 	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")
+	integer(&c.MaxRecordBytes, "max-record-bytes", eventstore.DefaultMaxRecordBytes, "largest record appended, and max.message.bytes of newly created topics")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
 	integer(&c.GCPercent, "gc-percent", 0, "Go GC target, GOGC (-1 off, with --memory-limit; 0 the runtime's own)")
 	ml, _ := strconv.ParseInt(env("memory-limit", "0"), 10, 64)

@@ -39,7 +39,11 @@ func decodeAll(codec *eventstore.Codec, recs []*kgo.Record) ([]eventstore.Record
 	var events []domain.Event
 	for _, r := range recs {
 		ev, err := codec.Decode(r.Value)
-		out = append(out, eventstore.Record{Position: eventstore.Position{Partition: r.Partition, Offset: r.Offset}, Timestamp: r.Timestamp, Event: ev, Err: err})
+		// With its Value, as the event store's reader returns it: without
+		// it the history index encodes every event again, which the
+		// views' real path never does (until 2026-12-05 the apply path
+		// paid that: 15 % of its CPU).
+		out = append(out, eventstore.Record{Position: eventstore.Position{Partition: r.Partition, Offset: r.Offset}, Timestamp: r.Timestamp, Event: ev, Err: err, Value: r.Value})
 		if err == nil {
 			events = append(events, ev)
 		}

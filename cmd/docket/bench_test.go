@@ -19,6 +19,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
 )
 
 // TestBenchRunsTheWholeSet runs `docket bench` small: every phase must
@@ -178,6 +183,35 @@ func TestBenchKnowsHowItWasBuilt(t *testing.T) {
 	t.Parallel()
 	if got := linksCgo(); got != builtWithCgo {
 		t.Fatalf("linksCgo() = %v, build tags say %v", got, builtWithCgo)
+	}
+}
+
+// TestBenchDecodesAsTheReaderDoes: the apply path's records carry their
+// bytes, as the event store's reader returns them, so the history index
+// stores them instead of encoding every event again (work the views'
+// real path never does).
+func TestBenchDecodesAsTheReaderDoes(t *testing.T) {
+	t.Parallel()
+	codec, err := eventstore.NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := range 3 {
+		val, err := codec.Encode(&domain.OrgCreated{Meta: eventstore.NewMeta("org", "actor", "corr"), Name: "org " + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Value: val, Offset: int64(i)})
+	}
+	out, events := decodeAll(codec, recs)
+	if len(out) != len(recs) || len(events) != len(recs) {
+		t.Fatalf("%d records, %d events of %d", len(out), len(events), len(recs))
+	}
+	for i, r := range out {
+		if r.Err != nil || !bytes.Equal(r.Value, recs[i].Value) || r.Offset != int64(i) {
+			t.Errorf("record %d: %+v, want its value and offset", i, r)
+		}
 	}
 }
 

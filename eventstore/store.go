@@ -157,7 +157,17 @@ func (s *Store) checkMaxMessage(ctx context.Context, adm *kadm.Client) {
 	if s.cfg.noCreate {
 		return
 	}
+	// On a cluster, a topic just created reaches the brokers one by one,
+	// and one that has not learnt of it yet answers
+	// UNKNOWN_TOPIC_OR_PARTITION: a few tries, 100 ms apart.
 	n, err := topicMaxMessage(ctx, adm, s.cfg.eventsTopic)
+	for try := 1; err != nil && try < 5 && ctx.Err() == nil; try++ {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		n, err = topicMaxMessage(ctx, adm, s.cfg.eventsTopic)
+	}
 	if err != nil {
 		s.cfg.log.Debug().Err(err).Msg("max.message.bytes of the event topic not read")
 		return

@@ -174,7 +174,7 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 		}
 	}
 	p, o := tx.rec.Partition, tx.rec.Offset
-	if err := tx.set(historyEventKey(p, o), val); err != nil {
+	if err := tx.events.Set(historyEventKey(p, o), val, nil); err != nil {
 		return fmt.Errorf("projections: history: %w", err)
 	}
 	pos := appendPos(nil, p, o)
@@ -216,8 +216,9 @@ var historyMarker = []byte("meta/history")
 // and entity, and JSON documents; 2 has an index value per entity and
 // window (historyProjection) and binary documents (doccodec.go); 3 also
 // binary batches (batchcodec.go); 4 also binary webhook notifications
-// (notifcodec.go).
-const historyFormat = "4"
+// (notifcodec.go); 5 also binary Idempotency-Key records and batch
+// webhooks (idemcodec.go, hookcodec.go).
+const historyFormat = "5"
 
 // ensureHistory starts views that predate the history index, or hold it in
 // an older layout, again from offset 0: they are a cache of the log, and a

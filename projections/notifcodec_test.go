@@ -25,20 +25,28 @@ func TestNotificationCodecCoversEveryField(t *testing.T) {
 // back as now, nil and empty payloads apart (JSON's null and "").
 func TestNotificationCodecReadsWhatJSONRead(t *testing.T) {
 	t.Parallel()
-	for _, n := range []domain.Notification{filled[domain.Notification](), {ID: "nil"}, {ID: "empty", Payload: []byte{}}} {
-		raw, err := json.Marshal(n)
+	readsWhatJSONRead(t, func(n domain.Notification) string { return n.ID },
+		filled[domain.Notification](), domain.Notification{ID: "nil"}, domain.Notification{ID: "empty", Payload: []byte{}})
+}
+
+// readsWhatJSONRead checks that each of vs, encoded by encodeView, decodes
+// to what its JSON decoded to when the views stored it as JSON.
+func readsWhatJSONRead[T any](t *testing.T, name func(T) string, vs ...T) {
+	t.Helper()
+	for _, v := range vs {
+		raw, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var viaJSON, viaCodec domain.Notification
+		var viaJSON, viaCodec T
 		if err := json.Unmarshal(raw, &viaJSON); err != nil {
 			t.Fatal(err)
 		}
-		if err := decodeView(must(encodeView(&n)), &viaCodec); err != nil {
+		if err := decodeView(must(encodeView(v)), &viaCodec); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(viaCodec, viaJSON) {
-			t.Fatalf("%s:\n codec %#v\n  json %#v", n.ID, viaCodec, viaJSON)
+			t.Fatalf("%s:\n codec %#v\n  json %#v", name(v), viaCodec, viaJSON)
 		}
 	}
 }

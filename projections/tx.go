@@ -37,6 +37,10 @@ type Tx struct {
 	// history is shared by every Tx of one fetch: its additions to the
 	// history index (history.go).
 	history historyIndex
+	// events is shared by every Tx of one fetch: the copies of its events
+	// that the history keeps (he/), in a batch of their own that is not
+	// indexed and commits just before the fetch's (ApplyRecords).
+	events *pebble.Batch
 	// counts is shared by every Tx of one fetch: its changes to the
 	// per-status counts (phase.go).
 	counts countDeltas
@@ -267,8 +271,9 @@ func scan(r pebble.Reader, prefix, from []byte, fn func(k, v []byte) (bool, erro
 }
 
 // encodeView is a view's stored value: documents in their binary encoding
-// (doccodec.go), batches and webhook notifications in theirs
-// (batchcodec.go, notifcodec.go), everything else JSON.
+// (doccodec.go), batches, webhook notifications, Idempotency-Key records
+// and batch webhooks in theirs (batchcodec.go, notifcodec.go,
+// idemcodec.go, hookcodec.go), everything else JSON.
 func encodeView(v any) ([]byte, error) {
 	switch d := v.(type) {
 	case domain.Document:
@@ -283,6 +288,14 @@ func encodeView(v any) ([]byte, error) {
 		return encodeNotification(&d), nil
 	case *domain.Notification:
 		return encodeNotification(d), nil
+	case domain.Idempotency:
+		return encodeIdempotency(&d), nil
+	case *domain.Idempotency:
+		return encodeIdempotency(d), nil
+	case BatchWebhook:
+		return encodeBatchWebhook(&d), nil
+	case *BatchWebhook:
+		return encodeBatchWebhook(d), nil
 	}
 	return json.Marshal(v)
 }
@@ -297,6 +310,10 @@ func decodeView(v []byte, out any) error {
 		err = decodeBatch(v, d)
 	case *domain.Notification:
 		err = decodeNotification(v, d)
+	case *domain.Idempotency:
+		err = decodeIdempotency(v, d)
+	case *BatchWebhook:
+		err = decodeBatchWebhook(v, d)
 	default:
 		err = json.Unmarshal(v, out)
 	}

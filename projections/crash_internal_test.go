@@ -1,0 +1,67 @@
+package projections
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestCrashKeepsHistoryWhole: a large fetch commits the history's copies
+// of its events in a batch of their own just before its own batch
+// (ApplyRecords). Whatever a crash keeps of what was not yet synced, no
+// index entry names an event that is missing, the offsets agree with the
+// history, and applying the rest of the log completes it.
+func TestCrashKeepsHistoryWhole(t *testing.T) {
+	t.Parallel()
+	recs := batchLog(600) // one batch: every event is in its history
+	const fetch = 250     // ownEventsBatch or more
+	midway := 0
+	for seed := range 12 {
+		fs := vfs.NewCrashableMem()
+		v, err := open("/", fs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(recs); i += fetch {
+			if err := v.ApplyRecords(recs[i:min(i+fetch, len(recs))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: []int{99, 97, 95, 90}[seed%4], RNG: rand.New(rand.NewPCG(uint64(seed), 7))})
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w, err := open("/", crashed, nil)
+		if err != nil {
+			t.Fatalf("seed %d: reopen after the crash: %v", seed, err)
+		}
+		kept := int(w.Offsets()[0])
+		h, err := w.fullHistory(HistoryBatch, "o1", "b1")
+		if err != nil {
+			t.Fatalf("seed %d: %d records kept, history: %v", seed, kept, err)
+		}
+		if len(h) != kept {
+			t.Fatalf("seed %d: the offsets say %d records applied, the history holds %d", seed, kept, len(h))
+		}
+		t.Logf("seed %d: %d of %d records kept", seed, kept, len(recs))
+		if kept > 0 && kept < len(recs) {
+			midway++
+		}
+		for i := kept; i < len(recs); i += fetch {
+			if err := w.ApplyRecords(recs[i:min(i+fetch, len(recs))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if h, err = w.fullHistory(HistoryBatch, "o1", "b1"); err != nil || len(h) != len(recs) {
+			t.Fatalf("seed %d: after applying the rest, %d of %d events in the history (%v)", seed, len(h), len(recs), err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if midway == 0 {
+		t.Fatal("no crash fell within the log: the test checked nothing")
+	}
+	t.Logf("%d of 12 crashes kept part of the log", midway)
+}

@@ -1,6 +1,8 @@
 package eventstore
 
 import (
+	"time"
+
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -34,6 +36,7 @@ type config struct {
 	retries     int
 	hooks       []kgo.Hook
 	maxRecord   int32
+	linger      time.Duration
 }
 
 func defaults() config {
@@ -88,6 +91,16 @@ func MinInsyncReplicas(n int) Opt { return func(c *config) { c.minISR = n } }
 // Open logs a warning when the event topic's is smaller. Open refuses a
 // value under 64 KiB. Default DefaultMaxRecordBytes (17 MiB).
 func MaxRecordBytes(n int32) Opt { return func(c *config) { c.maxRecord = n } }
+
+// Linger is how long the producer holds a partition's first unsent record
+// for more before it sends them (franz-go's ProducerLinger). With none, a
+// record goes out as soon as fewer than five requests are in flight to its
+// broker, so at a moderate load most requests carry one or two records;
+// on the bench's log at 600 documents/s, 1 ms halved the Kafka requests
+// per document and cut the broker's CPU per document by two fifths
+// (BENCHMARKS.md), while every append waits up to that long more. Open
+// refuses a negative value. Default 0.
+func Linger(d time.Duration) Opt { return func(c *config) { c.linger = d } }
 
 // Logger receives the store's logs. Default: discard.
 func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }

@@ -57,6 +57,9 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if cfg.maxRecord < minRecordBytes {
 		return nil, fmt.Errorf("%w: MaxRecordBytes %d is below %d", ErrInvalidOption, cfg.maxRecord, minRecordBytes)
 	}
+	if cfg.linger < 0 {
+		return nil, fmt.Errorf("%w: Linger %s is negative", ErrInvalidOption, cfg.linger)
+	}
 	codec, err := NewCodec()
 	if err != nil {
 		return nil, err
@@ -74,7 +77,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(cfg.clientID),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0),
+		kgo.ProducerLinger(cfg.linger),
 		kgo.ProducerBatchMaxBytes(cfg.maxRecord),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProduceRequestTimeout(10 * time.Second),

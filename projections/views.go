@@ -334,9 +334,10 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	// never read while it applies, so in a large fetch they skip the
 	// indexed batch, whose index costs a skiplist insert per key.
 	// Committed first, they are never missing for an index entry that
-	// names them: the log is written in commit order, so a crash that
-	// loses the fetch's batch loses what came after it too, or keeps
-	// copies that the fetch, applied again, writes again byte for byte.
+	// names them: Pebble's log keeps commits in order, so a crash that
+	// keeps the fetch's batch keeps them too, and one that keeps only
+	// them leaves copies that the fetch, applied again, writes again byte
+	// for byte.
 	// A small fetch keeps them in its one batch: a second commit would
 	// cost it more than the index does.
 	events := b

@@ -25,7 +25,7 @@ import (
 type benchFlags struct {
 	docs, conc, batchSize, workers, getConc int
 	rate, getRate, getIngest                float64
-	duration, rssEvery                      time.Duration
+	duration, rssEvery, linger              time.Duration
 	brokers, cpuProfile, loadGet, ceilProf  string
 	heapProfile, brokerPIDs                 string
 	pids                                    []int
@@ -54,6 +54,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.duration, "duration", 20*time.Second, "length of the open-loop run at half of peak (or at --rate when --documents is 0)")
 	fs.DurationVar(&f.rssEvery, "rss-interval", 10*time.Second, "resident-size sampling interval during the open loop")
 	fs.IntVar(&f.workers, "worker-concurrency", 8, "worker slots of the node")
+	fs.DurationVar(&f.linger, "produce-linger", 0, "the node's --produce-linger (the raw produce ceiling keeps none)")
 	fs.StringVar(&f.brokers, "kafka-brokers", env("kafka-brokers", ""), "external Kafka brokers (default: embedded)")
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.BoolVar(&f.webhooks, "webhooks", true, "register a batch webhook to the bench's loopback receiver; a document ends when its notification arrives")
@@ -127,6 +128,7 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		DocumentTimeout: time.Minute, MaxPages: 50, MaxUpload: 1 << 20, StatusRate: 1 << 30, IPRate: 1 << 30, Rate: 1 << 30,
 		LogFormat: "json", LogLevel: "error", Roles: "api,projections,duties,worker",
 		WebhookAllowLoopback: true, WebhookSchedule: "0s,1s,5s", StallAfter: 5 * time.Minute,
+		ProduceLinger: f.linger,
 	}
 	// The dispatch hop ends when the worker takes the item: its record's
 	// produce timestamp.
@@ -177,7 +179,7 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 		return nil, err
 	}
 	defer cleanup()
-	rep := &benchReport{Broker: "embedded (kfake, fsync per produced batch)", GoMaxProcs: runtimeProcs(), GCPercent: gcPercentNow(), WorkerSlots: f.workers, BatchSize: f.batchSize, Webhooks: f.webhooks}
+	rep := &benchReport{Broker: "embedded (kfake, fsync per produced batch)", GoMaxProcs: runtimeProcs(), GCPercent: gcPercentNow(), Linger: f.linger.String(), WorkerSlots: f.workers, BatchSize: f.batchSize, Webhooks: f.webhooks}
 	if f.brokers != "" {
 		rep.Broker = f.brokers
 	}

@@ -77,7 +77,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 			return err
 		}
 		syscall.Sync()
-		if pr.AppendPath, err = appendPath(ctx, seeds, fmt.Sprintf("bench-append-%s-%d", id, round), parts, events, f.conc); err != nil {
+		if pr.AppendPath, err = appendPath(ctx, seeds, fmt.Sprintf("bench-append-%s-%d", id, round), parts, events, f.conc, f.linger); err != nil {
 			return err
 		}
 		c.ProduceRounds = append(c.ProduceRounds, pr)

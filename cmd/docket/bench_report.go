@@ -9,8 +9,9 @@ import (
 type benchReport struct {
 	Broker      string       `json:"broker"`
 	GoMaxProcs  int          `json:"gomaxprocs"`
-	GCPercent   int          `json:"gc_percent"` // the Go runtime's GOGC during the run
-	CGO         bool         `json:"cgo"`        // the binary links cgo: Pebble's memory is then outside the Go heap
+	GCPercent   int          `json:"gc_percent"`     // the Go runtime's GOGC during the run
+	CGO         bool         `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
+	Linger      string       `json:"produce_linger"` // the node's --produce-linger
 	WorkerSlots int          `json:"worker_concurrency"`
 	BatchSize   int          `json:"batch_size"`
 	Webhooks    bool         `json:"webhooks"`
@@ -179,7 +180,7 @@ func (r *benchReport) ratios() {
 }
 
 func (r *benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.WorkerSlots, r.BatchSize, r.Webhooks)
+	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v produce_linger=%s worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.Linger, r.WorkerSlots, r.BatchSize, r.Webhooks)
 	fmt.Fprintf(w, "warm-up:")
 	for _, wr := range r.WarmUp {
 		fmt.Fprintf(w, " %.0f", wr.DocsPerSec)

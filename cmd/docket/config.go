@@ -77,6 +77,11 @@ type Config struct {
 	// (eventstore.DefaultMaxRecordBytes: the largest event the codec
 	// writes, and room for its framing).
 	MaxRecordBytes int
+	// ProduceLinger is how long the producer waits for more records of a
+	// partition before it sends them: fewer, fuller requests at a
+	// moderate load, for up to that much more latency per append
+	// (eventstore.Linger). Default 0.
+	ProduceLinger time.Duration
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
@@ -204,6 +209,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRecordBytes < 64<<10 || c.MaxRecordBytes > 1<<30 {
 		errs = append(errs, errors.New("--max-record-bytes must be between 65536 and 1073741824"))
+	}
+	if c.ProduceLinger < 0 || c.ProduceLinger > time.Second {
+		errs = append(errs, errors.New("--produce-linger must be between 0 and 1s"))
 	}
 	if c.WorkerConcurrency < 1 {
 		errs = append(errs, errors.New("--worker-concurrency must be at least 1"))
@@ -369,6 +377,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	dur(&c.AppendTimeout, "append-timeout", "30s", "time a write waits for the log before answering 503")
 	dur(&c.BodyIdleTimeout, "body-idle-timeout", "30s", "time a request body may stall")
 	dur(&c.BodyTimeout, "body-timeout", "5m", "time limit for a request body")
+	dur(&c.ProduceLinger, "produce-linger", "0s", "time the producer waits for more records of a partition before sending them")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))
 	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")

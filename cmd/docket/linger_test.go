@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -13,16 +12,11 @@ func TestProduceLingerValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		in  time.Duration
-		err bool
+		err string
 	}{
-		{0, false}, {time.Millisecond, false}, {time.Second, false},
-		{-time.Millisecond, true}, {time.Second + 1, true},
+		{0, ""}, {time.Millisecond, ""}, {time.Second, ""},
+		{-time.Millisecond, "--produce-linger"}, {time.Second + 1, "--produce-linger"},
 	} {
-		cfg := testConfig(t)
-		cfg.ProduceLinger = tc.in
-		err := cfg.Validate()
-		if tc.err != (err != nil) || err != nil && !strings.Contains(err.Error(), "--produce-linger") {
-			t.Errorf("%s: %v", tc.in, err)
-		}
+		validated(t, tc.in.String(), func(c *Config) { c.ProduceLinger = tc.in }, tc.err)
 	}
 }

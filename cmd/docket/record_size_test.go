@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,14 +22,26 @@ func TestMaxRecordBytesValidate(t *testing.T) {
 		{64<<10 - 1, 0, "--max-record-bytes must be between"},
 		{1<<30 + 1, 0, "--max-record-bytes must be between"},
 	} {
-		cfg := testConfig(t)
-		cfg.MaxRecordBytes = tc.in
-		err := cfg.Validate()
-		switch {
-		case tc.err == "" && (err != nil || cfg.MaxRecordBytes != tc.want):
-			t.Errorf("%d: %v, MaxRecordBytes %d, want %d", tc.in, err, cfg.MaxRecordBytes, tc.want)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%d: %v, want an error with %q", tc.in, err, tc.err)
+		cfg := validated(t, fmt.Sprint(tc.in), func(c *Config) { c.MaxRecordBytes = tc.in }, tc.err)
+		if tc.err == "" && cfg.MaxRecordBytes != tc.want {
+			t.Errorf("%d: MaxRecordBytes %d, want %d", tc.in, cfg.MaxRecordBytes, tc.want)
 		}
 	}
+}
+
+// validated applies set to a test configuration and validates it: with
+// wantErr "" it must pass, else fail with an error that contains wantErr.
+// It returns the configuration as Validate left it (defaults filled in).
+func validated(t *testing.T, name string, set func(*Config), wantErr string) Config {
+	t.Helper()
+	cfg := testConfig(t)
+	set(&cfg)
+	err := cfg.Validate()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Errorf("%s: %v", name, err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("%s: %v, want an error with %q", name, err, wantErr)
+	}
+	return cfg
 }

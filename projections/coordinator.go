@@ -61,9 +61,11 @@ func (d *Dispatcher) coordinate(ctx context.Context, recs []eventstore.Record) e
 			out = append(out, &domain.JobCompleted{Meta: meta, JobID: j.ID, Generation: j.Generation, Status: string(status), Done: p.Done, Total: p.Total, Failed: p.Failed})
 		}
 	}
+	out = slices.DeleteFunc(out, func(e domain.Event) bool { return d.appended[e.Header().EventID] })
 	for backoff := 100 * time.Millisecond; len(out) > 0; backoff = min(2*backoff, 5*time.Second) {
 		_, err := d.Store.Append(ctx, out...)
 		if err == nil {
+			d.remember(out)
 			return nil
 		}
 		d.Log.Warn().Err(err).Int("outcomes", len(out)).Msg("coordinator append failed; retrying")
@@ -97,4 +99,17 @@ func endsRun(e domain.Event) bool {
 		return true
 	}
 	return false
+}
+
+// appendedMax bounds Dispatcher.appended: 4096 ids.
+const appendedMax = 4096
+
+// remember notes the ids of events coordinate appended.
+func (d *Dispatcher) remember(out []domain.Event) {
+	if d.appended == nil || len(d.appended)+len(out) > appendedMax {
+		d.appended = make(map[string]bool, len(out))
+	}
+	for _, e := range out {
+		d.appended[e.Header().EventID] = true
+	}
 }

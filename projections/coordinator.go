@@ -61,11 +61,11 @@ func (d *Dispatcher) coordinate(ctx context.Context, recs []eventstore.Record) e
 			out = append(out, &domain.JobCompleted{Meta: meta, JobID: j.ID, Generation: j.Generation, Status: string(status), Done: p.Done, Total: p.Total, Failed: p.Failed})
 		}
 	}
-	out = slices.DeleteFunc(out, func(e domain.Event) bool { return d.appended[e.Header().EventID] })
+	out = d.notInFlight(out)
 	for backoff := 100 * time.Millisecond; len(out) > 0; backoff = min(2*backoff, 5*time.Second) {
-		_, err := d.Store.Append(ctx, out...)
+		pos, err := d.Store.Append(ctx, out...)
 		if err == nil {
-			d.remember(out)
+			d.remember(out, pos)
 			return nil
 		}
 		d.Log.Warn().Err(err).Int("outcomes", len(out)).Msg("coordinator append failed; retrying")
@@ -104,12 +104,32 @@ func endsRun(e domain.Event) bool {
 // appendedMax bounds Dispatcher.appended: 4096 ids.
 const appendedMax = 4096
 
-// remember notes the ids of events coordinate appended.
-func (d *Dispatcher) remember(out []domain.Event) {
-	if d.appended == nil || len(d.appended)+len(out) > appendedMax {
-		d.appended = make(map[string]bool, len(out))
+// notInFlight drops the events this node appended that the views have not
+// applied yet. Once applied, an id is forgotten: if the fold refused the
+// outcome (a cancel request landed first, say), the outcome the job now
+// has, under the same id, must still be appended.
+func (d *Dispatcher) notInFlight(out []domain.Event) []domain.Event {
+	if len(d.appended) == 0 {
+		return out
 	}
-	for _, e := range out {
-		d.appended[e.Header().EventID] = true
+	applied := d.Views.Offsets()
+	for id, pos := range d.appended {
+		if applied[pos.Partition] > pos.Offset {
+			delete(d.appended, id)
+		}
+	}
+	return slices.DeleteFunc(out, func(e domain.Event) bool {
+		_, ok := d.appended[e.Header().EventID]
+		return ok
+	})
+}
+
+// remember notes where the events coordinate appended landed.
+func (d *Dispatcher) remember(out []domain.Event, pos []eventstore.Position) {
+	if d.appended == nil || len(d.appended)+len(out) > appendedMax {
+		d.appended = make(map[string]eventstore.Position, len(out))
+	}
+	for i, e := range out {
+		d.appended[e.Header().EventID] = pos[i]
 	}
 }

@@ -42,14 +42,13 @@ type Dispatcher struct {
 	// commit is the last one.
 	running sync.Mutex
 	wake    chan struct{} // an assignment waits to be resolved
-	// appended holds the ids of the outcomes and follow-ups this node has
-	// appended (coordinate), guarded by running: the ids are derived from
-	// the job's generation or the run's attempt, so one appended once
-	// never needs appending again, and a run that sees the job again
-	// before the views applied it would otherwise append a duplicate
-	// (a recorded no-op, but noise in the log). At most appendedMax,
-	// then it starts over; a new owner after a hand-over starts empty.
-	appended map[string]bool
+	// appended holds where the outcomes and follow-ups this node appended
+	// (coordinate) landed, by id, until the views apply them; guarded by
+	// running. A run that sees the job again before then would otherwise
+	// append a duplicate under the same id (a recorded no-op, but noise
+	// in the log). At most appendedMax, then it starts over; a new owner
+	// after a hand-over starts empty.
+	appended map[string]eventstore.Position
 
 	buffer   int                                           // subscription buffer; 0: dutyBuffer (tests shrink it)
 	received func([]eventstore.Record) []eventstore.Record // sees every live fetch first (tests)

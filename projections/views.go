@@ -54,7 +54,7 @@ type Views struct {
 	rebuild     bool      // reads further ahead and folds larger batches (Run)
 	due         dueFloors // where scans of the due index start (due.go)
 	// batchHint and eventsHint are the sizes of the last fetch's batches,
-	// at most maxBatchHint each: the next fetch's start that large. Pebble
+	// at most maxBatchHint each: the next fetch's batches start that large. Pebble
 	// grows a batch by doubling from a few kilobytes, which copied a full
 	// fetch's batch about a dozen times (1.5 % of the 1M-event replay).
 	batchHint, eventsHint int

@@ -16,6 +16,10 @@
 // exists always names complete bytes. Temporary files live in a tmp
 // directory inside the store because rename is only atomic within one
 // filesystem, and because that gives NewFS one place to sweep after a crash.
+// Nodes on one machine may share the directory, so each store writes under
+// tmp/<id>, holds a lock on tmp/<id>.lock while it lives, and NewFS sweeps
+// only the directories whose lock is free: a node that starts never takes
+// away the temporary file of another node's upload in flight.
 //
 // The size limit is enforced while streaming, not after, so an oversized or
 // hostile upload costs at most the limit in disk and reading, never the full

@@ -33,11 +33,14 @@ type Blob struct {
 // FS is a Store on a local filesystem. Blobs live at <dir>/<key[0:2]>/<key>;
 // the two-character fan-out keeps directories small enough to list.
 //
-// An FS is safe for concurrent use. A directory must be owned by a single
-// process, because NewFS deletes whatever it finds in <dir>/tmp.
+// An FS is safe for concurrent use, and several stores, in one process or
+// in several on one machine, may share a directory: each keeps its
+// temporary files in <dir>/tmp/<id>, locked for as long as it lives, and
+// NewFS sweeps only what no live store holds (tmpdir.go).
 type FS struct {
 	dir     string
-	tmp     string
+	tmp     string   // this store's own temporary directory (tmpdir.go)
+	lock    *os.File // held while the store lives: nobody sweeps tmp
 	maxSize int64
 	next    atomic.Uint32 // the temporary directory of the next Put
 	// syncDir makes a directory's entries durable (tests count its calls).
@@ -61,8 +64,9 @@ const (
 )
 
 // NewFS opens (creating if needed) a store rooted at dir. Temporary files
-// left under <dir>/tmp by a crashed Put are removed: none of them was ever
-// visible under a key, so they are garbage.
+// left under <dir>/tmp by a store that crashed or exited are removed: none
+// of them was ever visible under a key, so they are garbage. Those of a
+// store that still runs are not.
 func NewFS(dir string, opts ...Option) (*FS, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -78,12 +82,21 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blobstore: resolve %s: %w", dir, err)
 	}
-	tmp := filepath.Join(abs, tmpDirName)
-	if err := os.RemoveAll(tmp); err != nil {
-		return nil, fmt.Errorf("blobstore: clean temp dir: %w", err)
+	root := filepath.Join(abs, tmpDirName)
+	if err := os.MkdirAll(root, 0o750); err != nil {
+		return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
+	}
+	tmp, lock, err := claimTempDir(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := sweepTemp(root, tmp); err != nil {
+		lock.Close()
+		return nil, err
 	}
 	for i := range tmpDirs {
 		if err := os.MkdirAll(filepath.Join(tmp, fmt.Sprintf("%02x", i)), 0o750); err != nil {
+			lock.Close()
 			return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
 		}
 	}
@@ -93,13 +106,15 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	for i := range 256 {
 		shard := filepath.Join(abs, fmt.Sprintf("%02x", i))
 		if err := os.Mkdir(shard, 0o750); err != nil && !errors.Is(err, os.ErrExist) {
+			lock.Close()
 			return nil, fmt.Errorf("blobstore: create shard dir: %w", err)
 		}
 	}
 	if err := syncDir(abs); err != nil {
+		lock.Close()
 		return nil, err
 	}
-	return &FS{dir: abs, tmp: tmp, maxSize: cfg.maxSize, syncDir: syncDir}, nil
+	return &FS{dir: abs, tmp: tmp, lock: lock, maxSize: cfg.maxSize, syncDir: syncDir}, nil
 }
 
 // Put implements Store. Cancelling ctx is noticed between reads; a Read that

@@ -28,8 +28,9 @@ func setup(t testing.TB, opts ...Option) (*FS, string) {
 	return s, dir
 }
 
-// files lists the regular files under dir, relative to it; directories are
-// expected (shards, tmp) and ignored.
+// files lists the regular files under dir, relative to it; directories
+// (shards, tmp) and the lock files of temporary directories are expected
+// and ignored.
 func files(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -37,7 +38,7 @@ func files(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
+		if !d.IsDir() && !strings.HasSuffix(path, lockSuffix) {
 			rel, _ := filepath.Rel(dir, path)
 			out = append(out, rel)
 		}
@@ -394,11 +395,21 @@ func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
 		t.Fatalf("Put: %v", err)
 	}
 
-	// Simulate a crash mid-Put: a half-written temp file, plus a stray
-	// subdirectory for good measure.
+	// Simulate a crash mid-Put: a half-written temp file in the directory
+	// of a store whose lock nobody holds, one in an earlier version's
+	// layout (tmp/07), plus a stray subdirectory for good measure.
 	tmp := filepath.Join(dir, "tmp")
-	if err := os.WriteFile(filepath.Join(tmp, "07", "put-123456"), []byte("half a blo"), 0o600); err != nil {
+	crashed := filepath.Join(tmp, "p-0123456789abcdef")
+	if err := os.MkdirAll(filepath.Join(crashed, "07"), 0o750); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(crashed, "07", "put-1"), crashed + lockSuffix, filepath.Join(tmp, "07", "put-123456")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("half a blo"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(tmp, "stray"), 0o750); err != nil {
 		t.Fatal(err)
@@ -414,8 +425,13 @@ func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
 	if left := files(t, tmp); len(left) != 0 {
 		t.Fatalf("tmp not cleaned: %v", left)
 	}
-	if _, err := os.Stat(filepath.Join(tmp, "stray")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("stray directory under tmp survived NewFS: %v", err)
+	for _, gone := range []string{filepath.Join(tmp, "stray"), crashed, crashed + lockSuffix, filepath.Join(tmp, "07")} {
+		if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s survived NewFS: %v", gone, err)
+		}
+	}
+	if _, err := os.Stat(s.tmp + lockSuffix); err != nil {
+		t.Fatalf("the first store, still open, lost its lock file: %v", err)
 	}
 	if _, err := s2.Stat(ctx, kept.Key); err != nil {
 		t.Fatalf("stored blob lost on restart: %v", err)
@@ -529,5 +545,65 @@ func BenchmarkPut(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// stallingReader returns head, tells started, and returns tail only once
+// release is closed: a Put that is mid-body for as long as the test wants.
+type stallingReader struct {
+	head, tail []byte
+	started    chan struct{}
+	release    chan struct{}
+	step       int
+}
+
+func (r *stallingReader) Read(p []byte) (int, error) {
+	r.step++
+	switch r.step {
+	case 1:
+		close(r.started)
+		return copy(p, r.head), nil
+	case 2:
+		<-r.release
+		return copy(p, r.tail), nil
+	}
+	return 0, io.EOF
+}
+
+// TestNewFSKeepsAnotherStoresPutInFlight: nodes on one machine share a
+// blob directory (README, "Documents"), so a node that starts while
+// another is storing an upload must leave that upload's temporary file
+// alone.
+func TestNewFSKeepsAnotherStoresPutInFlight(t *testing.T) {
+	t.Parallel()
+	s, dir := setup(t)
+	r := &stallingReader{head: []byte("first half, "), tail: []byte("second half"), started: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan error, 1)
+	var got Blob
+	go func() {
+		var err error
+		got, err = s.Put(context.Background(), r)
+		done <- err
+	}()
+	<-r.started
+	other, err := NewFS(dir)
+	if err != nil {
+		t.Fatalf("second NewFS: %v", err)
+	}
+	close(r.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the first store's Put, after a second store opened the directory: %v", err)
+	}
+	want := "first half, second half"
+	if got.Key != keyOf([]byte(want)) {
+		t.Fatalf("stored %s, want the key of %q", got.Key, want)
+	}
+	rc, err := other.Open(context.Background(), got.Key)
+	if err != nil {
+		t.Fatalf("the second store does not see the blob: %v", err)
+	}
+	defer rc.Close()
+	if b, _ := io.ReadAll(rc); string(b) != want {
+		t.Fatalf("read %q, want %q", b, want)
 	}
 }

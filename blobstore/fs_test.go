@@ -607,3 +607,49 @@ func TestNewFSKeepsAnotherStoresPutInFlight(t *testing.T) {
 		t.Fatalf("read %q, want %q", b, want)
 	}
 }
+
+// TestClaimTempDirAfterASweeperTookIt: a store that starts while another
+// sweeps may have its lock file taken and removed between creating and
+// locking it (the sweeper saw it unlocked). It must then claim another
+// directory, not one whose lock file is gone and which the next sweeper
+// would take for a stray.
+func TestClaimTempDirAfterASweeperTookIt(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var swept []string
+	dir, lock, err := claimTempDirRacing(root, func(path string) {
+		if len(swept) == 0 {
+			swept = append(swept, path)
+			name := strings.TrimSuffix(filepath.Base(path), lockSuffix)
+			if err := sweepIfFree(root, name); err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	defer lock.Close()
+	if len(swept) != 1 {
+		t.Fatalf("the race was not staged: %v", swept)
+	}
+	if _, err := os.Stat(swept[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the sweeper did not remove %s: %v", swept[0], err)
+	}
+	if dir+lockSuffix == swept[0] {
+		t.Fatalf("claimed %s, whose lock file the sweeper removed", dir)
+	}
+	if same, err := samePath(lock, dir+lockSuffix); err != nil || !same {
+		t.Fatalf("the claimed directory's lock file is not the one held: %v, %v", same, err)
+	}
+	// A sweeper now leaves it alone.
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweepTemp(root, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("a sweeper removed the claimed directory: %v", err)
+	}
+}

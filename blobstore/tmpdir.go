@@ -23,6 +23,13 @@ const lockSuffix = ".lock"
 // it; a sweeper that took the lock in the moment between its creation and
 // our locking has removed it, and we start over under another id.
 func claimTempDir(root string) (dir string, lock *os.File, err error) {
+	return claimTempDirRacing(root, nil)
+}
+
+// claimTempDirRacing is claimTempDir with a call of raced(lock path)
+// between the lock file's creation and its locking (tests: a sweeper
+// arriving in that moment).
+func claimTempDirRacing(root string, raced func(string)) (dir string, lock *os.File, err error) {
 	for range 8 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -33,6 +40,9 @@ func claimTempDir(root string) (dir string, lock *os.File, err error) {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return "", nil, fmt.Errorf("blobstore: create temp lock: %w", err)
+		}
+		if raced != nil {
+			raced(path)
 		}
 		ok, err := tryLock(f)
 		if err != nil && !errors.Is(err, errLockUnsupported) {

@@ -2,12 +2,7 @@
 
 package blobstore
 
-import (
-	"errors"
-	"os"
-)
-
-var errLockUnsupported = errors.New("blobstore: file locks not supported")
+import "os"
 
 // tryLock is not supported here: a store uses its own temp dir, and never
 // sweeps another's (a crashed store's temp files stay behind).

@@ -8,8 +8,6 @@ import (
 	"syscall"
 )
 
-var errLockUnsupported = errors.New("blobstore: file locks not supported")
-
 // tryLock takes an exclusive flock on f without waiting: false if another
 // open file holds it. The lock lasts until f is closed, or its process ends.
 func tryLock(f *os.File) (bool, error) {

@@ -18,6 +18,9 @@ import (
 // an exit left behind.
 const lockSuffix = ".lock"
 
+// errLockUnsupported is tryLock's answer where the platform has no flock.
+var errLockUnsupported = errors.New("blobstore: file locks not supported")
+
 // claimTempDir creates root/<id> and root/<id>.lock, and locks the latter.
 // The lock file comes first, so a sweeper never sees the directory without
 // it; a sweeper that took the lock in the moment between its creation and

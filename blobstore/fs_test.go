@@ -653,3 +653,52 @@ func TestClaimTempDirAfterASweeperTookIt(t *testing.T) {
 		t.Fatalf("a sweeper removed the claimed directory: %v", err)
 	}
 }
+
+// TestNewFSWhileOthersPut: stores that open and sweep the directory while
+// others store uploads, as nodes starting on a shared --blob-dir do, never
+// fail a Put.
+func TestNewFSWhileOthersPut(t *testing.T) {
+	t.Parallel()
+	_, dir := setup(t)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var puts atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 4 {
+		s, err := NewFS(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf("writer %d upload %d %s", w, i, strings.Repeat("x", 16<<10))
+				b, err := s.Put(ctx, strings.NewReader(body))
+				if err != nil {
+					t.Errorf("writer %d, Put %d, while other stores opened: %v", w, i, err)
+					return
+				}
+				if b.Key != keyOf([]byte(body)) {
+					t.Errorf("writer %d stored %s", w, b.Key)
+					return
+				}
+				puts.Add(1)
+			}
+		})
+	}
+	for range 20 {
+		if _, err := NewFS(dir); err != nil {
+			t.Errorf("NewFS while others Put: %v", err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if puts.Load() == 0 {
+		t.Fatal("no Put ran while the stores opened")
+	}
+	t.Logf("%d Puts while 20 stores opened", puts.Load())
+}

@@ -13,7 +13,10 @@
 //   - One organisation's events share a key, and so a partition: they are
 //     totally ordered, and a fold per organisation needs no cross-partition
 //     coordination. Store.PartitionFor names the partition without
-//     appending.
+//     appending. The hash is over the partition count recorded in the
+//     layout topic when docket first met the topic (layout.go), so that
+//     partitions an operator adds later cannot move an org's next events
+//     away from its history.
 //   - Records are readable without docket: Avro in the single-object
 //     encoding (or the Confluent wire format with a schema registry), the
 //     schemas in package schemas, the event type in the docket-type header

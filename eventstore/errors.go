@@ -38,3 +38,8 @@ var ErrInvalidOption = errors.New("eventstore: invalid option")
 // ErrNoTopic: a ReadOnly store found no event topic (wrong brokers or
 // --topic-prefix).
 var ErrNoTopic = errors.New("eventstore: event topic does not exist")
+
+// ErrLayout: a topic has fewer partitions than the layout topic recorded
+// for it, which Kafka never does to a topic; the layout is not this
+// topic's.
+var ErrLayout = errors.New("eventstore: topic does not match its recorded layout")

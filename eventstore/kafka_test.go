@@ -182,7 +182,7 @@ func deleteTestResources(t *testing.T, seeds []string, prefix string) {
 			}
 		}
 	}
-	resp, err := adm.DeleteTopics(ctx, prefix+".events", prefix+".work")
+	resp, err := adm.DeleteTopics(ctx, prefix+".events", prefix+".work", prefix+".layout")
 	if err == nil {
 		err = resp.Error()
 	}

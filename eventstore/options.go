@@ -25,6 +25,7 @@ type config struct {
 	prefix      string
 	eventsTopic string
 	workTopic   string
+	layoutTopic string
 	partitions  int32
 	replication int16
 	minISR      int
@@ -44,6 +45,7 @@ func defaults() config {
 		prefix:      "docket",
 		eventsTopic: DefaultEventsTopic,
 		workTopic:   DefaultWorkTopic,
+		layoutTopic: DefaultLayoutTopic,
 		partitions:  12,
 		replication: -1,
 		log:         zerolog.Nop(),
@@ -56,12 +58,13 @@ func defaults() config {
 // Opt configures a Store.
 type Opt func(*config)
 
-// Prefix names the topics "<prefix>.events" and "<prefix>.work" and the
-// consumer groups "<prefix>-duties" and "<prefix>-workers", so that several
-// deployments (or tests) can share one cluster. Default "docket".
+// Prefix names the topics "<prefix>.events", "<prefix>.work" and
+// "<prefix>.layout" and the consumer groups "<prefix>-duties" and
+// "<prefix>-workers", so that several deployments (or tests) can share one
+// cluster. Default "docket".
 func Prefix(p string) Opt {
 	return func(c *config) {
-		c.prefix, c.eventsTopic, c.workTopic = p, p+".events", p+".work"
+		c.prefix, c.eventsTopic, c.workTopic, c.layoutTopic = p, p+".events", p+".work", p+".layout"
 	}
 }
 
@@ -71,8 +74,13 @@ func EventsTopic(name string) Opt { return func(c *config) { c.eventsTopic = nam
 // WorkTopic names the work topic. Default "docket.work".
 func WorkTopic(name string) Opt { return func(c *config) { c.workTopic = name } }
 
+// LayoutTopic names the topic that records the partition counts of the
+// event and work topics (layout.go). Default "docket.layout".
+func LayoutTopic(name string) Opt { return func(c *config) { c.layoutTopic = name } }
+
 // Partitions is the partition count used when the topics are created.
-// Existing topics keep theirs. Default 12.
+// Existing topics keep theirs: the count recorded in the layout topic when
+// docket first met them, even if partitions were added since. Default 12.
 func Partitions(n int32) Opt { return func(c *config) { c.partitions = n } }
 
 // ReplicationFactor is used when the topics are created. Default -1, the

@@ -34,7 +34,8 @@ type Store struct {
 	seeds      []string
 	cl         *kgo.Client
 	codec      *Codec
-	partitions int32
+	partitions int32 // the event topic's, as recorded in its layout
+	pinned     *pinnedPartitioner
 
 	// stampMu orders appends: it is held from the occurred_at check to
 	// the Produce calls, so the order of stamps is the order in which
@@ -48,7 +49,8 @@ type Store struct {
 }
 
 // Open connects to the brokers, creates the topics if missing and learns the
-// event topic's partition count.
+// partition counts it hashes keys over: those recorded in the layout topic
+// when docket first met the topics (layout.go), recorded now if missing.
 func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	cfg := defaults()
 	for _, o := range opts {
@@ -73,13 +75,16 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 			return nil, err
 		}
 	}
+	// The partitioner learns the recorded partition counts once Open has
+	// read them (layout.go), before anything but the layout is produced.
+	pinned := &pinnedPartitioner{}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(cfg.clientID),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(cfg.linger),
 		kgo.ProducerBatchMaxBytes(cfg.maxRecord),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.RecordPartitioner(pinned),
 		kgo.ProduceRequestTimeout(10 * time.Second),
 		kgo.RecordDeliveryTimeout(30 * time.Second),
 		kgo.RequestRetries(cfg.retries),
@@ -87,7 +92,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: client: %w", err)
 	}
-	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec, lastStamp: map[int32]time.Time{}}
+	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec, lastStamp: map[int32]time.Time{}, pinned: pinned}
 	if err := s.ensureTopics(ctx); err != nil {
 		cl.Close()
 		return nil, err
@@ -115,26 +120,40 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 			return fmt.Errorf("%w: create %s: %w", ErrUnavailable, t, err)
 		}
 	}
-	// Wait until metadata shows the topic with leaders, so the first
+	// Wait until metadata shows the topics with leaders, so the first
 	// append after start-up does not race topic creation.
 	for {
-		md, err := adm.Metadata(ctx, s.cfg.eventsTopic)
+		md, err := adm.Metadata(ctx, s.cfg.eventsTopic, s.cfg.workTopic)
 		if td, ok := md.Topics[s.cfg.eventsTopic]; err == nil && ok && s.cfg.noCreate && errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 			return fmt.Errorf("%w: %s", ErrNoTopic, s.cfg.eventsTopic)
 		}
 		if err == nil {
-			if td, ok := md.Topics[s.cfg.eventsTopic]; ok && td.Err == nil && len(td.Partitions) > 0 {
-				ready := true
+			found := map[string]topicFound{}
+			ready := true
+			for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic} {
+				td, ok := md.Topics[t]
+				if s.cfg.noCreate && t == s.cfg.workTopic && (!ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition)) {
+					continue // a tool that reads the log needs no work topic
+				}
+				if !ok || td.Err != nil || len(td.Partitions) == 0 {
+					ready = false
+					break
+				}
 				for _, p := range td.Partitions {
 					if p.Leader < 0 || p.Err != nil {
 						ready = false
 					}
 				}
-				if ready {
-					s.partitions = int32(len(td.Partitions))
-					s.checkMaxMessage(ctx, adm)
-					return nil
+				found[t] = topicFound{id: td.ID.String(), partitions: int32(len(td.Partitions))}
+			}
+			if ready {
+				counts, err := s.pinLayout(ctx, adm, found)
+				if err != nil {
+					return err
 				}
+				s.partitions = counts[s.cfg.eventsTopic]
+				s.checkMaxMessage(ctx, adm)
+				return nil
 			}
 		}
 		select {
@@ -202,7 +221,9 @@ func topicMaxMessage(ctx context.Context, adm *kadm.Client, topic string) (int, 
 	return 0, errors.New("eventstore: no max.message.bytes in the topic's configuration")
 }
 
-// Partitions is the event topic's partition count.
+// Partitions is the event topic's partition count as recorded in its
+// layout: the partitions docket writes and reads. Partitions added to the
+// topic later are not used.
 func (s *Store) Partitions() int32 { return s.partitions }
 
 // Seeds are the brokers the store was opened with.
@@ -336,7 +357,8 @@ func (s *Store) AppendWork(ctx context.Context, items ...WorkItem) error {
 	return nil
 }
 
-// EndOffsets returns the next offset to be written in every event partition.
+// EndOffsets returns the next offset to be written in every event partition
+// docket uses (Partitions).
 // A partition whose leader is moving (NOT_LEADER_FOR_PARTITION and the
 // other errors Kafka calls retriable, common right after the topics are
 // created on a cluster) is asked again, with a backoff from 50 ms to 1 s,
@@ -366,7 +388,9 @@ func (s *Store) endOffsets(ctx context.Context) (map[int32]int64, error) {
 		if o.Err != nil && firstErr == nil {
 			firstErr = o.Err
 		}
-		out[o.Partition] = o.Offset
+		if o.Partition < s.partitions {
+			out[o.Partition] = o.Offset
+		}
 	})
 	if firstErr != nil {
 		return nil, fmt.Errorf("%w: list offsets: %w", ErrUnavailable, firstErr)
@@ -375,7 +399,7 @@ func (s *Store) endOffsets(ctx context.Context) (map[int32]int64, error) {
 }
 
 // PartitionFor returns the partition an org's events land in, with the same
-// hash the producer uses (Kafka's murmur2 of the key).
+// hash the producer uses (Kafka's murmur2 of the key, over Partitions).
 func (s *Store) PartitionFor(orgID string) int32 {
 	p := kgo.StickyKeyPartitioner(nil).ForTopic(s.cfg.eventsTopic)
 	return int32(p.Partition(&kgo.Record{Key: []byte(orgID)}, int(s.partitions)))

@@ -117,9 +117,15 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // assign owns parts from now on; the loop reads where they start.
+// Partitions added to the event topic after its layout was recorded hold
+// no events (eventstore's layout.go) and have no duties: the group still
+// assigns them, and they are left alone.
 func (d *Dispatcher) assign(parts []int32) {
 	d.mu.Lock()
 	for _, p := range parts {
+		if p >= d.Store.Partitions() {
+			continue
+		}
 		if d.owned[p] == nil {
 			d.owned[p] = &duty{next: -1, committed: -1}
 		}

@@ -375,6 +375,41 @@ func TestDutiesHandOver(t *testing.T) {
 	e.finish("third", third, ids)
 }
 
+// TestDutiesLeaveAddedPartitionsAlone adds partitions to the event topic,
+// which the duties group then assigns: a dispatcher owns only the
+// partitions the store uses (the recorded layout), and still dispatches
+// in every one of them.
+func TestDutiesLeaveAddedPartitionsAlone(t *testing.T) {
+	t.Parallel()
+	e := newDutyEnv(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).UpdatePartitions(e.ctx, 2*dutyPartitions, e.store.EventsTopic())
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.startDuty()
+	// The group assigns every partition in one callback.
+	eventually(t, "partitions assigned", func() bool { return len(d.d.Owned()) > 0 })
+	owned := d.d.Owned()
+	slices.Sort(owned)
+	if !slices.Equal(owned, []int32{0, 1, 2, 3}) {
+		t.Fatalf("owned %v of a topic grown to %d partitions, want the %d recorded", owned, 2*dutyPartitions, dutyPartitions)
+	}
+	var ids []string
+	for i, org := range e.orgs() {
+		ids = append(ids, e.queue(org, fmt.Sprintf("doc_%d", i)))
+	}
+	e.work.dispatched(ids...)
+	e.finish("dispatcher", d, ids)
+}
+
 // TestDutiesFillGap: records the subscription never delivered are read from
 // Kafka once a later record of their partition shows the gap, and
 // dispatched once.

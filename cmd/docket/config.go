@@ -59,10 +59,12 @@ type Config struct {
 	// schema registry; it reads both that and the single-object encoding.
 	// Default "": single-object encoding, no registry.
 	SchemaRegistryURL string
-	// TopicPrefix names the topics (<prefix>.events, <prefix>.work) and the
-	// consumer groups (<prefix>-duties, <prefix>-workers). Default "docket".
+	// TopicPrefix names the topics (<prefix>.events, <prefix>.work,
+	// <prefix>.layout) and the consumer groups (<prefix>-duties,
+	// <prefix>-workers). Default "docket".
 	TopicPrefix string
-	// Partitions is the partition count of newly created topics. Default 12.
+	// Partitions is the partition count of newly created topics; existing
+	// topics keep the count recorded in <prefix>.layout. Default 12.
 	Partitions int
 	// ReplicationFactor of newly created topics. Default -1: the brokers'
 	// default.replication.factor.

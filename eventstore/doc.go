@@ -4,9 +4,13 @@
 // Apache Kafka cluster.
 //
 // The event topic is the source of truth; everything else (views, webhook
-// deliveries, the work topic) is derived from it and can be rebuilt. Three
+// deliveries, the work topic) is derived from it and can be rebuilt. Four
 // decisions follow from that:
 //
+//   - The topic keeps every event: it is created with no retention and no
+//     compaction, Open logs an error when an existing one deletes events,
+//     and a Reader never moves past offsets the log no longer holds
+//     (ErrLogTruncated).
 //   - Appends are acknowledged only when the log has them: an idempotent
 //     producer with acks=all, so a retry never duplicates a record and an
 //     acknowledged event survives what min.insync.replicas allows.

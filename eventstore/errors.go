@@ -43,3 +43,9 @@ var ErrNoTopic = errors.New("eventstore: event topic does not exist")
 // for it, which Kafka never does to a topic; the layout is not this
 // topic's.
 var ErrLayout = errors.New("eventstore: topic does not match its recorded layout")
+
+// ErrLogTruncated: the log no longer holds offsets a reader needs: records
+// were deleted (a retention or compaction the event topic should not
+// have, or DeleteRecords), or the reader's offsets come from a longer log.
+// A fold that went on would silently lack events.
+var ErrLogTruncated = errors.New("eventstore: the log does not hold the offsets to read")

@@ -1,5 +1,5 @@
 package eventstore
 
-// TopicMaxMessage lets the tests read a topic's max.message.bytes the way
-// Open does.
-var TopicMaxMessage = topicMaxMessage
+// TopicConfig lets the tests read a topic's configuration the way Open
+// does.
+var TopicConfig = topicConfig

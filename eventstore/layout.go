@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +45,15 @@ const DefaultLayoutTopic = "docket.layout"
 type layoutRecord struct {
 	TopicID    string `json:"topic_id"`
 	Partitions int32  `json:"partitions"`
+}
+
+// topicIDString is a topic id as Kafka's tools print it (kafka-topics.sh
+// --describe: unpadded URL-safe base64), "" for none.
+func topicIDString(id kadm.TopicID) string {
+	if id == (kadm.TopicID{}) {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(id[:])
 }
 
 // topicFound is a topic as the brokers describe it now.

@@ -2,9 +2,11 @@ package eventstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/docket/docket/domain"
@@ -45,6 +47,11 @@ func (s *Store) NewReader(from map[int32]int64, opts ...kgo.Opt) (*Reader, error
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.cfg.eventsTopic: parts}),
 		kgo.FetchMaxWait(250 * time.Millisecond),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// Never move on silently from an offset the log no longer holds
+		// (franz-go would restart the partition at its start): a fold
+		// that skipped events would be wrong. Poll returns
+		// ErrLogTruncated instead.
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 	}
 	base = append(base, s.cfg.hookOpts()...)
 	cl, err := kgo.NewClient(append(base, opts...)...)
@@ -78,6 +85,9 @@ func (r *Reader) Poll(ctx context.Context, max int) ([]Record, error) {
 			Value:     rec.Value,
 		})
 	})
+	if errors.Is(fetchErr, kerr.OffsetOutOfRange) {
+		return out, fmt.Errorf("%w: fetch: %w", ErrLogTruncated, fetchErr)
+	}
 	if len(out) == 0 && fetchErr != nil {
 		return nil, fmt.Errorf("%w: fetch: %w", ErrUnavailable, fetchErr)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,22 +34,32 @@ func bigResult(t *testing.T, org string, n int) *domain.DocumentSucceeded {
 	return ev
 }
 
-// maxMessageBytes reads a topic's max.message.bytes from the brokers. On
-// a cluster a new topic reaches the brokers one by one, and one that has
+// maxMessageBytes reads a topic's max.message.bytes from the brokers.
+func maxMessageBytes(t *testing.T, seeds []string, topic string) int {
+	t.Helper()
+	n, err := strconv.Atoi(topicSetting(t, seeds, topic)["max.message.bytes"])
+	if err != nil {
+		t.Fatalf("max.message.bytes of %s: %v", topic, err)
+	}
+	return n
+}
+
+// topicSetting reads a topic's configuration from the brokers. On a
+// cluster a new topic reaches the brokers one by one, and one that has
 // not learnt of it yet answers UNKNOWN_TOPIC_OR_PARTITION, so it asks
 // again until the test's deadline.
-func maxMessageBytes(t *testing.T, seeds []string, topic string) int {
+func topicSetting(t *testing.T, seeds []string, topic string) map[string]string {
 	t.Helper()
 	ctx := testCtx(t)
 	adm := kadm.NewClient(rawClient(t, seeds))
 	for {
-		n, err := eventstore.TopicMaxMessage(ctx, adm, topic)
+		conf, err := eventstore.TopicConfig(ctx, adm, topic)
 		if err == nil {
-			return n
+			return conf
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("max.message.bytes of %s: %v", topic, err)
+			t.Fatalf("configuration of %s: %v", topic, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

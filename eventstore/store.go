@@ -35,6 +35,7 @@ type Store struct {
 	cl         *kgo.Client
 	codec      *Codec
 	partitions int32 // the event topic's, as recorded in its layout
+	topicID    string
 	pinned     *pinnedPartitioner
 
 	// stampMu orders appends: it is held from the occurred_at check to
@@ -112,7 +113,11 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 		if s.cfg.noCreate {
 			break
 		}
-		resp, err := adm.CreateTopic(ctx, s.cfg.partitions, s.cfg.replication, configs, t)
+		topicConfigs := configs
+		if t == s.cfg.eventsTopic {
+			topicConfigs = withEventRetention(configs)
+		}
+		resp, err := adm.CreateTopic(ctx, s.cfg.partitions, s.cfg.replication, topicConfigs, t)
 		if err == nil {
 			err = resp.Err
 		}
@@ -144,7 +149,7 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 						ready = false
 					}
 				}
-				found[t] = topicFound{id: td.ID.String(), partitions: int32(len(td.Partitions))}
+				found[t] = topicFound{id: topicIDString(td.ID), partitions: int32(len(td.Partitions))}
 			}
 			if ready {
 				counts, err := s.pinLayout(ctx, adm, found)
@@ -152,7 +157,8 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 					return err
 				}
 				s.partitions = counts[s.cfg.eventsTopic]
-				s.checkMaxMessage(ctx, adm)
+				s.topicID = found[s.cfg.eventsTopic].id
+				s.checkTopicConfig(ctx, adm)
 				return nil
 			}
 		}
@@ -168,59 +174,6 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 // ordinary events (a batch summary, a webhook's notification) would fail.
 const minRecordBytes = 64 << 10
 
-// checkMaxMessage warns when the event topic, created before or by
-// someone else, refuses records the producer would send: its results
-// would then fail as result_too_large at the topic's size, not at
-// MaxRecordBytes. Only a warning, because the topic is the operator's to
-// change (kafka-configs --alter --add-config max.message.bytes=N); and not
-// an error when the configuration cannot be read (an ACL, a broker that
-// does not describe configs): appends classify the refusal either way.
-func (s *Store) checkMaxMessage(ctx context.Context, adm *kadm.Client) {
-	if s.cfg.noCreate {
-		return
-	}
-	// On a cluster, a topic just created reaches the brokers one by one,
-	// and one that has not learnt of it yet answers
-	// UNKNOWN_TOPIC_OR_PARTITION: a few tries, 100 ms apart.
-	n, err := topicMaxMessage(ctx, adm, s.cfg.eventsTopic)
-	for try := 1; err != nil && try < 5 && ctx.Err() == nil; try++ {
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-		n, err = topicMaxMessage(ctx, adm, s.cfg.eventsTopic)
-	}
-	if err != nil {
-		s.cfg.log.Debug().Err(err).Msg("max.message.bytes of the event topic not read")
-		return
-	}
-	if n < int(s.cfg.maxRecord) {
-		s.cfg.log.Warn().Str("topic", s.cfg.eventsTopic).Int("max_message_bytes", n).Int32("max_record_bytes", s.cfg.maxRecord).
-			Msg("the event topic's max.message.bytes is below the records this node may append: a larger result fails as result_too_large; raise it with kafka-configs")
-	}
-}
-
-// topicMaxMessage is a topic's max.message.bytes as the brokers report it.
-func topicMaxMessage(ctx context.Context, adm *kadm.Client, topic string) (int, error) {
-	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
-	rc, err := rcs.On(topic, nil)
-	if err != nil {
-		return 0, err
-	}
-	if rc.Err != nil {
-		return 0, rc.Err
-	}
-	for _, c := range rc.Configs {
-		if c.Key == "max.message.bytes" && c.Value != nil {
-			return strconv.Atoi(*c.Value)
-		}
-	}
-	return 0, errors.New("eventstore: no max.message.bytes in the topic's configuration")
-}
-
 // Partitions is the event topic's partition count as recorded in its
 // layout: the partitions docket writes and reads. Partitions added to the
 // topic later are not used.
@@ -231,6 +184,11 @@ func (s *Store) Seeds() []string { return s.seeds }
 
 // EventsTopic is the event log topic.
 func (s *Store) EventsTopic() string { return s.cfg.eventsTopic }
+
+// EventsTopicID is the id Kafka gave the event topic when it was created,
+// which a topic deleted and created again under the same name does not
+// share ("" from brokers without topic ids).
+func (s *Store) EventsTopicID() string { return s.topicID }
 
 // WorkTopic is the work topic.
 func (s *Store) WorkTopic() string { return s.cfg.workTopic }
@@ -364,8 +322,19 @@ func (s *Store) AppendWork(ctx context.Context, items ...WorkItem) error {
 // created on a cluster) is asked again, with a backoff from 50 ms to 1 s,
 // until ctx ends; then the error is ErrUnavailable.
 func (s *Store) EndOffsets(ctx context.Context) (map[int32]int64, error) {
+	return s.listOffsets(ctx, false)
+}
+
+// StartOffsets returns the first offset the log still holds in every event
+// partition docket uses: above 0 only if records were deleted (a retention
+// the topic should not have, or DeleteRecords). It retries as EndOffsets.
+func (s *Store) StartOffsets(ctx context.Context) (map[int32]int64, error) {
+	return s.listOffsets(ctx, true)
+}
+
+func (s *Store) listOffsets(ctx context.Context, start bool) (map[int32]int64, error) {
 	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		out, err := s.endOffsets(ctx)
+		out, err := s.listOffsetsOnce(ctx, start)
 		if err == nil || !kerr.IsRetriable(err) {
 			return out, err
 		}
@@ -377,8 +346,12 @@ func (s *Store) EndOffsets(ctx context.Context) (map[int32]int64, error) {
 	}
 }
 
-func (s *Store) endOffsets(ctx context.Context) (map[int32]int64, error) {
-	listed, err := kadm.NewClient(s.cl).ListEndOffsets(ctx, s.cfg.eventsTopic)
+func (s *Store) listOffsetsOnce(ctx context.Context, start bool) (map[int32]int64, error) {
+	list := kadm.NewClient(s.cl).ListEndOffsets
+	if start {
+		list = kadm.NewClient(s.cl).ListStartOffsets
+	}
+	listed, err := list(ctx, s.cfg.eventsTopic)
 	if err != nil {
 		return nil, fmt.Errorf("%w: list offsets: %w", ErrUnavailable, err)
 	}

@@ -20,6 +20,7 @@ import "encoding/binary"
 //	h/<kind>/<org>/<id>/<window pos>  history index: positions (history.go)
 //	he/<pos>                          an indexed event (history.go)
 //	meta/history                      the views have indexed history since offset 0
+//	meta/log                          the event log the views are built from (logid.go)
 //	ph/<status>                       documents per status (every org), u64
 const (
 	prefixOffset = "o/"

@@ -109,6 +109,15 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		if err != nil {
 			return nil, err
 		}
+		// Run checks these too, but in the background: a node whose views
+		// belong to another log, or whose log lost events they need, must
+		// not start, and say why.
+		if err := n.views.CheckLog(n.store.EventsTopic(), n.store.EventsTopicID()); err != nil {
+			return nil, err
+		}
+		if err := n.views.CheckStart(openCtx, n.store); err != nil {
+			return nil, err
+		}
 		n.metrics.Watch(n.views, n.store)
 		if n.startEnd, err = n.store.EndOffsets(openCtx); err != nil {
 			return nil, err

@@ -114,6 +114,9 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer stop()
+	if err := live.CheckLog(store.EventsTopic(), store.EventsTopicID()); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
 	tmp, err := os.MkdirTemp("", "docket-verify-")
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -189,7 +190,7 @@ func readAllLog(t *testing.T, s *eventstore.Store) []eventstore.Record {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out []eventstore.Record
-	err := scanLog(ctx, s, "", false, func(r eventstore.Record) error { out = append(out, r); return nil })
+	err := scanLog(ctx, s, "", false, io.Discard, func(r eventstore.Record) error { out = append(out, r); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -243,7 +244,7 @@ func events(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer stop()
 	enc := json.NewEncoder(stdout)
-	return scanLog(ctx, store, f.org, *follow, func(rec eventstore.Record) error {
+	return scanLog(ctx, store, f.org, *follow, stderr, func(rec eventstore.Record) error {
 		line := eventLine{Partition: rec.Partition, Offset: rec.Offset, Timestamp: rec.Timestamp.UTC()}
 		if rec.Err != nil {
 			line.Error = rec.Err.Error()
@@ -257,18 +258,28 @@ func events(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 }
 
-// scanLog calls fn for every record of the event topic from offset 0 (only
-// the org's partition when org is set), in log order per partition, up to
-// the end offsets at call time, or until ctx ends when follow is set.
-func scanLog(ctx context.Context, store *eventstore.Store, org string, follow bool, fn func(eventstore.Record) error) error {
+// scanLog calls fn for every record of the event topic from its start
+// (only the org's partition when org is set), in log order per partition,
+// up to the end offsets at call time, or until ctx ends when follow is
+// set. A partition whose first records were deleted (a retention the
+// event topic should not have) is read from where it now starts, and
+// warn says so: an audit should see what is left, and know what is not.
+func scanLog(ctx context.Context, store *eventstore.Store, org string, follow bool, warn io.Writer, fn func(eventstore.Record) error) error {
 	end, err := store.EndOffsets(ctx)
+	if err != nil {
+		return err
+	}
+	start, err := store.StartOffsets(ctx)
 	if err != nil {
 		return err
 	}
 	from := map[int32]int64{}
 	for p := range store.Partitions() {
 		if org == "" || store.PartitionFor(org) == p {
-			from[p] = 0
+			from[p] = start[p]
+			if start[p] > 0 {
+				fmt.Fprintf(warn, "docket events: partition %d starts at offset %d: events 0 to %d were deleted from %s\n", p, start[p], start[p]-1, store.EventsTopic())
+			}
 		}
 	}
 	r, err := store.NewReader(from)
@@ -276,7 +287,7 @@ func scanLog(ctx context.Context, store *eventstore.Store, org string, follow bo
 		return err
 	}
 	defer r.Close()
-	next := map[int32]int64{}
+	next := maps.Clone(from)
 	done := func() bool {
 		for p := range from {
 			if next[p] < end[p] {

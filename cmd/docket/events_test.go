@@ -16,16 +16,23 @@ import (
 // what it printed.
 func (tn *testNode) cli(args ...string) (string, error) {
 	tn.t.Helper()
+	out, _, err := tn.cliStderr(args...)
+	return out, err
+}
+
+// cliStderr is cli, with what the command wrote to stderr.
+func (tn *testNode) cliStderr(args ...string) (stdout, stderr string, err error) {
+	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
 	// The test's own flags come last, so they win over the defaults.
 	full := append(append([]string{args[0]}, tn.logArgs()...), args[1:]...)
-	err := run(ctx, full, &out, &errOut)
+	err = run(ctx, full, &out, &errOut)
 	if errOut.Len() > 0 {
 		tn.t.Logf("docket %s: stderr: %s", args[0], errOut.String())
 	}
-	return out.String(), err
+	return out.String(), errOut.String(), err
 }
 
 // logArgs point a log-reading command at tn's deployment: its brokers while

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -120,6 +121,18 @@ func TestNodeRefusesALogThatLostEvents(t *testing.T) {
 		t.Fatalf("a node with empty views on a log that lost events: %v, want ErrLogTruncated", err)
 	}
 	t.Logf("refused: %v", err)
+	// docket events shows what is left, and says what is not.
+	out, warned, err := tn.cliStderr("events", "--org", "default")
+	if err != nil {
+		t.Fatalf("docket events on a log that lost events: %v", err)
+	}
+	if !strings.Contains(warned, fmt.Sprintf("partition %d starts at offset 2: events 0 to 1 were deleted", p)) {
+		t.Errorf("docket events did not say which events were deleted: %q", warned)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(lines[0], fmt.Sprintf(`"partition":%d,"offset":2,`, p)) {
+		t.Fatalf("docket events printed %d lines, the first %q; want the org's partition from offset 2", len(lines), lines[0])
+	}
 
 	if tn.cfg.KafkaBrokers != "" {
 		tn.stop() // an embedded broker would stop with the node

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,11 +95,6 @@ func (t pinnedTopic) Partition(r *kgo.Record, n int) int {
 // now. A ReadOnly store records nothing: without a layout it uses the
 // topics as they are.
 func (s *Store) pinLayout(ctx context.Context, adm *kadm.Client, found map[string]topicFound) (map[string]int32, error) {
-	if !s.cfg.noCreate {
-		if err := s.createLayoutTopic(ctx, adm); err != nil {
-			return nil, err
-		}
-	}
 	recorded, end, err := s.readLayout(ctx, adm, 0)
 	if err != nil {
 		return nil, err
@@ -167,25 +161,6 @@ func (s *Store) produceNow(ctx context.Context, recs []*kgo.Record) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// createLayoutTopic creates the layout topic if it is missing: one
-// partition, replicated as the others, its records kept forever.
-func (s *Store) createLayoutTopic(ctx context.Context, adm *kadm.Client) error {
-	forever, del := "-1", "delete"
-	configs := map[string]*string{"retention.ms": &forever, "retention.bytes": &forever, "cleanup.policy": &del}
-	if s.cfg.minISR > 0 {
-		v := strconv.Itoa(s.cfg.minISR)
-		configs["min.insync.replicas"] = &v
-	}
-	resp, err := adm.CreateTopic(ctx, 1, s.cfg.replication, configs, s.cfg.layoutTopic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("%w: create %s: %w", ErrUnavailable, s.cfg.layoutTopic, err)
-	}
-	return nil
 }
 
 // layoutKey names a topic's layout: a topic deleted and created again

@@ -15,14 +15,17 @@ import (
 
 // TestEventTopicKeepsEventsForever: the event topic is the source of
 // truth, so the store creates it with no retention and no compaction,
-// whatever the brokers' defaults (Kafka's: seven days).
+// whatever the brokers' defaults (Kafka's: seven days); so is the layout
+// topic, whose first records fix the partition counts.
 func TestEventTopicKeepsEventsForever(t *testing.T) {
 	t.Parallel()
 	s, seeds := setup(t)
-	conf := topicSetting(t, seeds, s.EventsTopic())
-	for k, want := range map[string]string{"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"} {
-		if conf[k] != want {
-			t.Errorf("%s of %s = %q, want %q", k, s.EventsTopic(), conf[k], want)
+	for _, topic := range []string{s.EventsTopic(), prefixOf(s) + ".layout"} {
+		conf := topicSetting(t, seeds, topic)
+		for k, want := range map[string]string{"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"} {
+			if conf[k] != want {
+				t.Errorf("%s of %s = %q, want %q", k, topic, conf[k], want)
+			}
 		}
 	}
 }

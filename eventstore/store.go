@@ -109,15 +109,20 @@ func (s *Store) ensureTopics(ctx context.Context) error {
 		v := strconv.Itoa(s.cfg.minISR)
 		configs["min.insync.replicas"] = &v
 	}
-	for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic} {
+	for _, t := range []string{s.cfg.eventsTopic, s.cfg.workTopic, s.cfg.layoutTopic} {
 		if s.cfg.noCreate {
 			break
 		}
-		topicConfigs := configs
-		if t == s.cfg.eventsTopic {
-			topicConfigs = withEventRetention(configs)
+		// The event log and the layout keep every record (topicconfig.go,
+		// layout.go); the layout has one partition, which orders it.
+		partitions, topicConfigs := s.cfg.partitions, configs
+		switch t {
+		case s.cfg.eventsTopic:
+			topicConfigs = keptForever(configs)
+		case s.cfg.layoutTopic:
+			partitions, topicConfigs = 1, keptForever(configs)
 		}
-		resp, err := adm.CreateTopic(ctx, s.cfg.partitions, s.cfg.replication, topicConfigs, t)
+		resp, err := adm.CreateTopic(ctx, partitions, s.cfg.replication, topicConfigs, t)
 		if err == nil {
 			err = resp.Err
 		}

@@ -11,13 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
-// withEventRetention is configs plus what the event topic needs to keep
-// every event forever: it is the source of truth, and a node with an
-// empty data dir, a replay or an auditor reads it from offset 0. Kafka's
-// defaults (retention.ms of 7 days, which brokers apply unless the topic
-// says otherwise) would delete the oldest events within weeks; compaction
+// keptForever is configs plus what a topic needs to keep every record: the
+// event topic is the source of truth, and a node with an empty data dir, a
+// replay or an auditor reads it from offset 0. Kafka's defaults
+// (retention.ms of 7 days, which brokers apply unless the topic says
+// otherwise) would delete the oldest events within weeks; compaction
 // would keep one event per org.
-func withEventRetention(configs map[string]*string) map[string]*string {
+func keptForever(configs map[string]*string) map[string]*string {
 	out := maps.Clone(configs)
 	forever, del := "-1", "delete"
 	out["retention.ms"], out["retention.bytes"], out["cleanup.policy"] = &forever, &forever, &del

@@ -33,6 +33,10 @@ type Dispatcher struct {
 	// GroupOpts are appended to the options of the group member's client
 	// (tests hook its requests). Default: none.
 	GroupOpts []kgo.Opt
+	// LostWorkCheck is how often the duties look for work items the work
+	// topic deleted before a worker read them (lostwork.go). Default:
+	// DefaultLostWorkCheck.
+	LostWorkCheck time.Duration
 
 	mu    sync.Mutex
 	owned map[int32]*duty // partitions this node owns in the duties group
@@ -110,6 +114,16 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return err
 	}
 	g.Client().PauseFetchTopics(topic)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		d.watchLostWork(watchCtx)
+	}()
+	defer func() {
+		stopWatch()
+		<-watched
+	}()
 	// Leaving the group revokes every partition, which commits their
 	// progress: the loop has returned by then.
 	defer g.Close()

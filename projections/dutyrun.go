@@ -71,10 +71,7 @@ func (d *Dispatcher) duties(ctx context.Context, events []eventstore.Record, app
 		if err != nil || doc.Status != domain.StatusQueued || doc.Attempt != q.Attempt {
 			continue
 		}
-		items = append(items, eventstore.WorkItem{
-			ID: q.Meta.EventID, OrgID: doc.OrgID, DocumentID: doc.ID, Attempt: doc.Attempt,
-			Phase: doc.Target, BlobKey: doc.BlobKey, FileName: doc.FileName, ContentType: doc.ContentType,
-		})
+		items = append(items, workItem(q.Meta.EventID, &doc))
 	}
 	for backoff := 100 * time.Millisecond; len(items) > 0; backoff = min(2*backoff, 5*time.Second) {
 		err := d.Store.AppendWork(ctx, items...)

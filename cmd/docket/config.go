@@ -138,6 +138,11 @@ type Config struct {
 	// StallAfter flags an unfinished job as stalled when nothing moved for
 	// longer. Default 5m.
 	StallAfter time.Duration
+	// LostWorkCheck is how often a node running the duties looks for work
+	// items that the work topic's retention deleted before a worker read
+	// them, and dispatches their queued documents again. Default 30s (0
+	// means the default).
+	LostWorkCheck time.Duration
 	// WebhookAllowPrivate lets webhooks go to private, link-local and
 	// metadata addresses. Default false (they are refused, also at delivery
 	// time against DNS rebinding).
@@ -229,6 +234,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxUpload < 1 {
 		errs = append(errs, errors.New("--max-upload must be positive"))
+	}
+	if c.LostWorkCheck < 0 {
+		errs = append(errs, errors.New("--lost-work-check must not be negative"))
 	}
 	if c.ReadyMaxLag < 0 {
 		errs = append(errs, errors.New("--ready-max-lag must not be negative"))
@@ -380,6 +388,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	dur(&c.BodyIdleTimeout, "body-idle-timeout", "30s", "time a request body may stall")
 	dur(&c.BodyTimeout, "body-timeout", "5m", "time limit for a request body")
 	dur(&c.ProduceLinger, "produce-linger", "0s", "time the producer waits for more records of a partition before sending them")
+	dur(&c.LostWorkCheck, "lost-work-check", "30s", "how often the duties look for work items the work topic deleted unread")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))
 	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")

@@ -21,17 +21,7 @@ func TestRolesSplitAcrossNodes(t *testing.T) {
 	blobs := t.TempDir()
 	api := setup(t, func(c *Config) { c.Roles, c.BlobDir = "api,projections,duties", blobs })
 
-	wcfg := api.cfg
-	wcfg.Roles, wcfg.DataDir, wcfg.Listen = "worker", t.TempDir(), "127.0.0.1:0"
-	wcfg.KafkaBrokers = strings.Join(api.n.store.Seeds(), ",")
-	wcfg.MetricsListen = "127.0.0.1:0"
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w, err := startNode(ctx, wcfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.close)
+	w, wcfg := startWorker(t, api)
 	if w.views != nil || w.http != nil {
 		t.Fatal("a worker-only node opened views or HTTP")
 	}
@@ -57,6 +47,25 @@ func TestRolesSplitAcrossNodes(t *testing.T) {
 	api.waitWorkDrained()
 	// The worker-only node is scraped on --metrics-listen.
 	checkWorkerMetrics(t, "http://"+w.metricsAddr+"/metrics", 3)
+}
+
+// startWorker starts a worker-only node on api's broker and blob
+// directory, closed when the test ends; its metrics are served on a port
+// of their own.
+func startWorker(t *testing.T, api *testNode) (*node, Config) {
+	t.Helper()
+	wcfg := api.cfg
+	wcfg.Roles, wcfg.DataDir, wcfg.Listen = "worker", t.TempDir(), "127.0.0.1:0"
+	wcfg.KafkaBrokers = strings.Join(api.n.store.Seeds(), ",")
+	wcfg.MetricsListen = "127.0.0.1:0"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := startNode(ctx, wcfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	return w, wcfg
 }
 
 func TestRolesValidation(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -174,30 +173,28 @@ type layoutKey struct{ topic, id string }
 func (s *Store) readLayout(ctx context.Context, adm *kadm.Client, from int64) (map[layoutKey]int32, int64, error) {
 	out := map[layoutKey]int32{}
 	var end int64
-	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+	// A topic just created reaches a cluster's brokers one by one: until
+	// then it is unknown, unless a ReadOnly store finds none at all.
+	again := func(err error) bool {
+		return kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicOrPartition) && !s.cfg.noCreate
+	}
+	err := retry(ctx, again, func() error {
 		listed, err := adm.ListEndOffsets(ctx, s.cfg.layoutTopic)
-		if err == nil {
-			if o, ok := listed.Lookup(s.cfg.layoutTopic, 0); ok {
-				end, err = o.Offset, o.Err
-			} else {
-				err = kerr.UnknownTopicOrPartition
-			}
+		if err != nil {
+			return err
 		}
-		if errors.Is(err, kerr.UnknownTopicOrPartition) && s.cfg.noCreate {
-			return out, 0, nil
+		o, ok := listed.Lookup(s.cfg.layoutTopic, 0)
+		if !ok {
+			return kerr.UnknownTopicOrPartition
 		}
-		if err == nil {
-			break
-		}
-		if !kerr.IsRetriable(err) && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-			return nil, 0, fmt.Errorf("%w: read %s: %w", ErrUnavailable, s.cfg.layoutTopic, err)
-		}
-		// A topic just created reaches a cluster's brokers one by one.
-		select {
-		case <-ctx.Done():
-			return nil, 0, fmt.Errorf("%w: read %s: %w", ErrUnavailable, s.cfg.layoutTopic, err)
-		case <-time.After(backoff):
-		}
+		end = o.Offset
+		return o.Err
+	})
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition) && s.cfg.noCreate:
+		return out, 0, nil
+	case err != nil:
+		return nil, 0, fmt.Errorf("%w: read %s: %w", ErrUnavailable, s.cfg.layoutTopic, err)
 	}
 	if end <= from {
 		return out, end, nil

@@ -337,15 +337,26 @@ func (s *Store) StartOffsets(ctx context.Context) (map[int32]int64, error) {
 	return s.listOffsets(ctx, true)
 }
 
-func (s *Store) listOffsets(ctx context.Context, start bool) (map[int32]int64, error) {
+func (s *Store) listOffsets(ctx context.Context, start bool) (out map[int32]int64, err error) {
+	err = retry(ctx, kerr.IsRetriable, func() error {
+		out, err = s.listOffsetsOnce(ctx, start)
+		return err
+	})
+	return out, err
+}
+
+// retry calls fn until it returns nil or an error that again does not
+// accept, or ctx ends, waiting 50 ms after the first failure and twice as
+// long after each next, up to a second. It returns fn's last error.
+func retry(ctx context.Context, again func(error) bool, fn func() error) error {
 	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		out, err := s.listOffsetsOnce(ctx, start)
-		if err == nil || !kerr.IsRetriable(err) {
-			return out, err
+		err := fn()
+		if err == nil || !again(err) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return err
 		case <-time.After(backoff):
 		}
 	}

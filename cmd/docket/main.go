@@ -40,7 +40,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError("docket serve|orgs|bench|health|events|replay|verify|extract|eval [flags]")
+		return usageError("docket serve|orgs|bench|health|events|replay|verify|copy-log|extract|eval [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -57,12 +57,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return replay(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return verify(ctx, args[1:], stdout, stderr)
+	case "copy-log":
+		return copyLog(ctx, args[1:], stdout, stderr)
 	case "extract":
 		return runExtract(ctx, args[1:], stdout, stderr)
 	case "eval":
 		return runEval(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: docket serve|orgs create|issue-key|revoke-key NAME|bench|health|events|replay|verify|extract FILE|eval DIR [flags]; docket CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: docket serve|orgs create|issue-key|revoke-key NAME|bench|health|events|replay|verify|copy-log|extract FILE|eval DIR [flags]; docket CMD -h for flags")
 		return nil
 	}
 	return usageError("unknown command %q", args[0])

@@ -60,10 +60,7 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var events int64
-	for _, o := range end {
-		events += o
-	}
+	events := total(end)
 	stopProfile, err := startCPUProfile(*profile)
 	if err != nil {
 		return err

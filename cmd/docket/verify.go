@@ -132,10 +132,7 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var events int64
-	for _, o := range snap.Offsets {
-		events += o
-	}
+	events := total(snap.Offsets)
 	if len(diff) > 0 {
 		fmt.Fprintf(stdout, "%d or more differences between %s (first) and a rebuild of %d events (second):\n%s\n",
 			len(diff), *viewsDir, events, strings.Join(diff, "\n"))

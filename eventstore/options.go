@@ -38,6 +38,8 @@ type config struct {
 	hooks       []kgo.Hook
 	maxRecord   int32
 	linger      time.Duration
+	// deliveryTimeout is DeliveryTimeout's.
+	deliveryTimeout time.Duration
 }
 
 func defaults() config {
@@ -52,6 +54,8 @@ func defaults() config {
 		clientID:    "docket",
 		retries:     20,
 		maxRecord:   DefaultMaxRecordBytes,
+
+		deliveryTimeout: 30 * time.Second,
 	}
 }
 
@@ -109,6 +113,15 @@ func MaxRecordBytes(n int32) Opt { return func(c *config) { c.maxRecord = n } }
 // (BENCHMARKS.md), while every append waits up to that long more. Open
 // refuses a negative value. Default 0.
 func Linger(d time.Duration) Opt { return func(c *config) { c.linger = d } }
+
+// DeliveryTimeout bounds how long an append waits for its
+// acknowledgement before it fails (franz-go's RecordDeliveryTimeout).
+// franz-go counts it from the record's timestamp, which the store sets to
+// the time of the append; records produced through Client with older
+// timestamps of their own (docket copy-log keeps those of the log it
+// copies) would fail at once, and need 0: no bound but the context's.
+// Open refuses a negative value. Default 30 s.
+func DeliveryTimeout(d time.Duration) Opt { return func(c *config) { c.deliveryTimeout = d } }
 
 // Logger receives the store's logs. Default: discard.
 func Logger(l zerolog.Logger) Opt { return func(c *config) { c.log = l } }

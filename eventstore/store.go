@@ -63,6 +63,9 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if cfg.linger < 0 {
 		return nil, fmt.Errorf("%w: Linger %s is negative", ErrInvalidOption, cfg.linger)
 	}
+	if cfg.deliveryTimeout < 0 {
+		return nil, fmt.Errorf("%w: DeliveryTimeout %s is negative", ErrInvalidOption, cfg.deliveryTimeout)
+	}
 	codec, err := NewCodec()
 	if err != nil {
 		return nil, err
@@ -87,7 +90,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 		kgo.ProducerBatchMaxBytes(cfg.maxRecord),
 		kgo.RecordPartitioner(pinned),
 		kgo.ProduceRequestTimeout(10 * time.Second),
-		kgo.RecordDeliveryTimeout(30 * time.Second),
+		kgo.RecordDeliveryTimeout(cfg.deliveryTimeout),
 		kgo.RequestRetries(cfg.retries),
 	}, cfg.hookOpts()...)...)
 	if err != nil {

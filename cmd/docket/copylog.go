@@ -60,8 +60,11 @@ func copyLog(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	checked := time.Since(checking)
+	// The copies keep their records' timestamps, from which franz-go
+	// would count the store's delivery timeout: they would fail at once.
 	dst, err := eventstore.Open(ctx, src.Seeds(), eventstore.Prefix(*to), eventstore.Partitions(int32(*partitions)),
-		eventstore.ReplicationFactor(int16(*replication)), eventstore.MinInsyncReplicas(*minISR), eventstore.MaxRecordBytes(int32(*maxRecord)))
+		eventstore.ReplicationFactor(int16(*replication)), eventstore.MinInsyncReplicas(*minISR), eventstore.MaxRecordBytes(int32(*maxRecord)),
+		eventstore.DeliveryTimeout(0))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -42,6 +43,10 @@ func TestCopyLogOntoMorePartitions(t *testing.T) {
 	}
 	oldPrefix := tn.cfg.TopicPrefix
 	tn.stop()
+	events, err := tn.cli("events")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	to := oldPrefix + "-x8"
 	out, err := tn.cli("copy-log", "--to-prefix", to, "--to-partitions", "8")
@@ -50,6 +55,13 @@ func TestCopyLogOntoMorePartitions(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "copied ") || !strings.Contains(out, "(4 partitions) to "+to+".events (8 partitions)") {
 		t.Fatalf("copy-log said %q", out)
+	}
+	copiedEvents, err := tn.cli("events", "--topic-prefix", to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := withoutPositions(t, events), withoutPositions(t, copiedEvents); !reflect.DeepEqual(a, b) {
+		t.Fatalf("docket events of the copy, without partitions and offsets:\n%v\nof the log:\n%v", b, a)
 	}
 	if _, err := tn.cli("copy-log", "--to-prefix", to, "--to-partitions", "8"); !errors.Is(err, errCopyRefused) {
 		t.Fatalf("a second copy into the same prefix: %v, want errCopyRefused", err)
@@ -161,4 +173,22 @@ func TestCopyLogDispatchesQueuedDocumentsAgain(t *testing.T) {
 	if b := tn.waitBatch("queued", func(b batchView) bool { return b.AllDone }); b.Counts["succeeded"] != docs {
 		t.Fatalf("batch on the copy: %+v", b)
 	}
+}
+
+// withoutPositions is docket events' output without each line's partition
+// and offset: what a copy onto other partitions must keep, timestamps
+// included. The test's log is one org's, so its order is the org's.
+func withoutPositions(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("docket events line %q: %v", l, err)
+		}
+		delete(m, "partition")
+		delete(m, "offset")
+		lines = append(lines, m)
+	}
+	return lines
 }

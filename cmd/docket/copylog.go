@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/docket/docket/eventstore"
@@ -31,8 +32,9 @@ var errCopyRefused = errors.New("copy-log refused")
 //
 // The deployment must be stopped: events appended during the copy would be
 // missing from it, and a document a worker holds has its result appended
-// to the old log. The copy checks both, and refuses a target log that is
-// not empty and a source log that lost events to a retention.
+// to the old log. The copy checks both (and that the deployment's Kafka
+// groups have no members), and refuses a target log that is not empty and
+// a source log that lost events to a retention.
 func copyLog(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("copy-log", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -43,6 +45,7 @@ func copyLog(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	replication := fs.Int("replication-factor", -1, "replication factor of the new topics (-1: the brokers' default)")
 	minISR := fs.Int("min-insync-replicas", 0, "min.insync.replicas of the new topics (0: the brokers' default)")
 	maxRecord := fs.Int("max-record-bytes", eventstore.DefaultMaxRecordBytes, "max.message.bytes of the new topics")
+	wait := fs.Duration("wait", 15*time.Second, "how long stopped nodes may take to leave the deployment's Kafka groups (a stopped node's static membership lasts its 10 s session)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +57,9 @@ func copyLog(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stop()
+	if err := checkStopped(ctx, src, *wait); err != nil {
+		return err
+	}
 	checking := time.Now()
 	end, err := checkSource(ctx, src)
 	if err != nil {
@@ -95,6 +101,41 @@ func copyLog(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		total(end), src.EventsTopic(), src.Partitions(), dst.EventsTopic(), dst.Partitions(), took.Round(time.Millisecond), checked.Round(time.Millisecond))
 	fmt.Fprintf(stdout, "start the nodes with --topic-prefix %s --partitions %d, each without its old views (<data-dir>/views refuse another log): they are rebuilt from the copy\n", *to, dst.Partitions())
 	return nil
+}
+
+// checkStopped waits, up to wait, until the deployment's duties and
+// workers groups have no members: a node still running would append to
+// the old log after the copy. Nodes keep their group memberships (static)
+// for their session, 10 s, after they stop. Nodes that run only the API
+// and the views join no group, and only the check of the log's growth
+// during the copy sees them.
+func checkStopped(ctx context.Context, src *eventstore.Store, wait time.Duration) error {
+	adm := kadm.NewClient(src.Client())
+	groups := []string{src.GroupName("duties"), src.GroupName("workers")}
+	deadline := time.Now().Add(wait)
+	for {
+		described, err := adm.DescribeGroups(ctx, groups...)
+		if err != nil {
+			return fmt.Errorf("%w: copy-log: describe %s: %w", eventstore.ErrUnavailable, strings.Join(groups, ", "), err)
+		}
+		var live []string
+		for _, g := range described.Sorted() {
+			if len(g.Members) > 0 {
+				live = append(live, fmt.Sprintf("%s has %d members", g.Group, len(g.Members)))
+			}
+		}
+		if len(live) == 0 {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("%w: nodes of the deployment still run (%s): stop every node first", errCopyRefused, strings.Join(live, "; "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // checkSource returns where the source log ends, after checking that it

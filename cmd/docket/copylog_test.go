@@ -105,7 +105,7 @@ func TestCopyLogOntoMorePartitions(t *testing.T) {
 
 // TestCopyLogRefusesADocumentBeingProcessed: a document a worker holds
 // would have its result appended to the old log, and stay processing in
-// the copy for good.
+// the copy for good. A node that still runs is refused first.
 func TestCopyLogRefusesADocumentBeingProcessed(t *testing.T) {
 	t.Parallel()
 	tn := setup(t, func(c *Config) { c.Roles = "api,projections,duties" })
@@ -132,6 +132,11 @@ func TestCopyLogRefusesADocumentBeingProcessed(t *testing.T) {
 		t.Fatalf("document after its claim: %v %v", d.Status, err)
 	}
 	to := tn.cfg.TopicPrefix + "-x"
+	_, err = tn.cli("copy-log", "--to-prefix", to, "--to-partitions", "8", "--wait", "0s")
+	if !errors.Is(err, errCopyRefused) || !strings.Contains(err.Error(), tn.n.store.GroupName("duties")+" has 1 members") {
+		t.Fatalf("copy-log while the node runs: %v", err)
+	}
+	tn.stop()
 	_, err = tn.cli("copy-log", "--to-prefix", to, "--to-partitions", "8")
 	if !errors.Is(err, errCopyRefused) || !strings.Contains(err.Error(), "being processed") {
 		t.Fatalf("copy-log with a document being processed: %v", err)

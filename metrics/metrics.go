@@ -35,6 +35,9 @@ type Metrics struct {
 	endToEnd    *prometheus.HistogramVec
 	applied     *prometheus.CounterVec
 	kafka       *kafkaRequests
+	// redispatched counts documents dispatched again after the work
+	// topic deleted their items unread (projections/lostwork.go).
+	redispatched prometheus.Counter
 
 	started time.Time                         // Applied skips runs that ended before
 	views   atomic.Pointer[projections.Views] // set by Watch
@@ -80,8 +83,12 @@ func New() *Metrics {
 			Help:    "From upload (first run) or queueing (later runs) to the run's end, as the views saw it, by outcome.",
 			Buckets: latencyBuckets,
 		}, []string{"outcome"}),
+		redispatched: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "work_redispatched_total",
+			Help: "Queued documents this node dispatched again because the work topic deleted their work items before a worker read them.",
+		}),
 	}
-	m.reg.MustRegister(m.appended, m.applied, m.httpReqs, m.httpTook, m.rateLimited, m.webhooks, m.processing, m.endToEnd, m.kafka,
+	m.reg.MustRegister(m.appended, m.applied, m.httpReqs, m.httpTook, m.rateLimited, m.webhooks, m.processing, m.endToEnd, m.kafka, m.redispatched,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -124,6 +131,14 @@ func (m *Metrics) RateLimited(limit string) {
 func (m *Metrics) WebhookAttempt(outcome string) {
 	if m != nil {
 		m.webhooks.WithLabelValues(outcome).Inc()
+	}
+}
+
+// Redispatched counts documents dispatched again after their work items
+// were lost (projections.Dispatcher.OnRedispatch).
+func (m *Metrics) Redispatched(documents int) {
+	if m != nil {
+		m.redispatched.Add(float64(documents))
 	}
 }
 

@@ -37,6 +37,10 @@ type Dispatcher struct {
 	// topic deleted before a worker read them (lostwork.go). Default:
 	// DefaultLostWorkCheck.
 	LostWorkCheck time.Duration
+	// OnRedispatch, when set, is called with the number of documents
+	// dispatched again after their work items were lost (metrics count
+	// them). Default: none.
+	OnRedispatch func(documents int)
 
 	mu    sync.Mutex
 	owned map[int32]*duty // partitions this node owns in the duties group

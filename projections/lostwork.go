@@ -71,6 +71,9 @@ func (d *Dispatcher) recoverLostWork(ctx context.Context, handled map[int32]int6
 		if err := d.Store.AppendWork(ctx, items...); err != nil {
 			return err
 		}
+		if d.OnRedispatch != nil {
+			d.OnRedispatch(len(items))
+		}
 	}
 	parts := make([]int32, 0, len(lost))
 	for q, start := range lost {

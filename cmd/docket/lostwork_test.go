@@ -61,6 +61,12 @@ func TestQueuedDocumentsOutliveDeletedWorkItems(t *testing.T) {
 		t.Fatalf("DeleteRecords: %v", err)
 	}
 	api.waitFor(func() bool { _, n := workEnds(); return n >= 2*docs })
+	redispatched := func() float64 {
+		v, _ := metricValue(api.scrape(), "docket_work_redispatched_total", nil)
+		return v
+	}
+	// The duties count the documents just after their items are appended.
+	api.waitFor(func() bool { return redispatched() >= docs })
 
 	startWorker(t, api)
 	b := api.waitBatch("lost", func(b batchView) bool { return b.AllDone })
@@ -72,5 +78,8 @@ func TestQueuedDocumentsOutliveDeletedWorkItems(t *testing.T) {
 	api.waitWorkDrained()
 	if _, n := workEnds(); n != 2*docs {
 		t.Fatalf("the work topic holds %d items, want %d: the %d dispatched and, once, the same again", n, 2*docs, docs)
+	}
+	if v := redispatched(); v != docs {
+		t.Fatalf("docket_work_redispatched_total = %v, want %d", v, docs)
 	}
 }

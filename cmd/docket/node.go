@@ -128,7 +128,8 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 		}
 	}
 	if roles[roleDuties] {
-		d := &projections.Dispatcher{Store: n.store, Views: n.views, Instance: nodeID + "-duties", Log: log, GroupOpts: cfg.dutiesOpts, LostWorkCheck: cfg.LostWorkCheck}
+		d := &projections.Dispatcher{Store: n.store, Views: n.views, Instance: nodeID + "-duties", Log: log, GroupOpts: cfg.dutiesOpts, LostWorkCheck: cfg.LostWorkCheck,
+			OnRedispatch: n.metrics.Redispatched}
 		n.goRun("dispatcher", func() error { return d.Run(runCtx) })
 		schedule, _ := cfg.schedule()
 		client := webhook.NewClient(webhook.AllowPrivate(cfg.WebhookAllowPrivate), webhook.AllowLoopback(cfg.WebhookAllowLoopback))

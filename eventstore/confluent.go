@@ -3,7 +3,10 @@ package eventstore
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -50,7 +53,7 @@ func (c *Codec) WithRegistry(ctx context.Context, cl *sr.Client, topic string) (
 			return nil, err
 		}
 		subject := Subject(topic, name)
-		created, err := cl.CreateSchema(ctx, subject, sr.Schema{Schema: text, Type: sr.TypeAvro})
+		created, err := register(ctx, cl, subject, sr.Schema{Schema: text, Type: sr.TypeAvro})
 		if err != nil {
 			return nil, fmt.Errorf("%w: schema registry: register %s: %w", ErrUnavailable, subject, err)
 		}
@@ -69,6 +72,29 @@ func (c *Codec) WithRegistry(ctx context.Context, cl *sr.Client, topic string) (
 	out := *c
 	out.reg = reg
 	return &out, nil
+}
+
+// register registers schema under subject and returns its id. Registering
+// a schema the subject has is idempotent in Confluent's API, but two
+// clients creating a new subject at once can collide: Apicurio then
+// refuses one with 409 ("already exists") or, on its in-memory storage,
+// with a 500 from its database, where asking again returns the id the
+// other made. Nodes that start together do that, so a conflict or a
+// server error is asked again, at most three times: an incompatible
+// schema, also a 409, fails as before, only later.
+func register(ctx context.Context, cl *sr.Client, subject string, schema sr.Schema) (sr.SubjectSchema, error) {
+	for attempt := 1; ; attempt++ {
+		created, err := cl.CreateSchema(ctx, subject, schema)
+		var re *sr.ResponseError
+		if err == nil || attempt == 3 || !errors.As(err, &re) || re.StatusCode != http.StatusConflict && re.StatusCode < http.StatusInternalServerError {
+			return created, err
+		}
+		select {
+		case <-ctx.Done():
+			return created, err
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+	}
 }
 
 // knownSchema returns the entry whose schema has the same fingerprint as

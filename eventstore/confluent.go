@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
+	"net/url"
 
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -55,13 +55,17 @@ func (c *Codec) WithRegistry(ctx context.Context, cl *sr.Client, topic string) (
 		subject := Subject(topic, name)
 		created, err := register(ctx, cl, subject, sr.Schema{Schema: text, Type: sr.TypeAvro})
 		if err != nil {
-			return nil, fmt.Errorf("%w: schema registry: register %s: %w", ErrUnavailable, subject, err)
+			return nil, fmt.Errorf("%w: register %s: %w", registryError(err), subject, err)
 		}
 		reg.ids[name] = uint32(created.ID)
 		reg.byID[uint32(created.ID)] = entry
-		versions, err := cl.Schemas(ctx, subject)
+		var versions []sr.SubjectSchema
+		err = registryCall(ctx, func() (err error) {
+			versions, err = cl.Schemas(ctx, subject)
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("%w: schema registry: list %s: %w", ErrUnavailable, subject, err)
+			return nil, fmt.Errorf("%w: list %s: %w", registryError(err), subject, err)
 		}
 		for _, v := range versions {
 			if known := c.knownSchema(v.Schema.Schema); known != nil {
@@ -74,27 +78,59 @@ func (c *Codec) WithRegistry(ctx context.Context, cl *sr.Client, topic string) (
 	return &out, nil
 }
 
-// register registers schema under subject and returns its id. Registering
-// a schema the subject has is idempotent in Confluent's API, but two
-// clients creating a new subject at once can collide: Apicurio then
-// refuses one with 409 ("already exists") or, on its in-memory storage,
-// with a 500 from its database, where asking again returns the id the
-// other made. Nodes that start together do that, so a conflict or a
-// server error is asked again, at most three times: an incompatible
-// schema, also a 409, fails as before, only later.
-func register(ctx context.Context, cl *sr.Client, subject string, schema sr.Schema) (sr.SubjectSchema, error) {
-	for attempt := 1; ; attempt++ {
-		created, err := cl.CreateSchema(ctx, subject, schema)
-		var re *sr.ResponseError
-		if err == nil || attempt == 3 || !errors.As(err, &re) || re.StatusCode != http.StatusConflict && re.StatusCode < http.StatusInternalServerError {
-			return created, err
-		}
-		select {
-		case <-ctx.Done():
-			return created, err
-		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
-		}
+// registryError is the sentinel a failed registry call is wrapped with:
+// ErrUnavailable when asking later may succeed, else ErrRegistryRefused.
+func registryError(err error) error {
+	if registryUnavailable(err) {
+		return fmt.Errorf("%w: schema registry", ErrUnavailable)
 	}
+	return ErrRegistryRefused
+}
+
+// registryAttempts bounds how often one registry call is made: an
+// incompatible schema (409) must still fail, after about 1.5 s of backoff.
+const registryAttempts = 6
+
+// register registers schema under subject and returns its id. Registering
+// a schema the subject has is idempotent in Confluent's API, so a call
+// that failed or timed out can be made again. Nodes that start together
+// register at once and can collide: Apicurio then refuses one with 409
+// ("already exists") or, on its in-memory storage, with a 500 from its
+// database, and its database's row locks can hold an answer past the
+// client's 5 s timeout (CI saw both).
+func register(ctx context.Context, cl *sr.Client, subject string, schema sr.Schema) (sr.SubjectSchema, error) {
+	var created sr.SubjectSchema
+	err := registryCall(ctx, func() (err error) {
+		created, err = cl.CreateSchema(ctx, subject, schema)
+		return err
+	})
+	return created, err
+}
+
+// registryCall runs fn until it succeeds, fails in a way asking again
+// cannot mend, or has been tried registryAttempts times. A conflict (409)
+// is asked again because a collision answers with it; an incompatible
+// schema does too, hence the bound.
+func registryCall(ctx context.Context, fn func() error) error {
+	attempts := 0
+	return retry(ctx, func(err error) bool {
+		attempts++
+		var re *sr.ResponseError
+		conflict := errors.As(err, &re) && re.StatusCode == http.StatusConflict
+		return attempts < registryAttempts && ctx.Err() == nil && (conflict || registryUnavailable(err))
+	}, fn)
+}
+
+// registryUnavailable reports whether a registry call failed for want of
+// a working registry rather than because of what it asked: a server error
+// (5xx) or no answer at all (timeout, refused connection).
+func registryUnavailable(err error) bool {
+	var re *sr.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode >= http.StatusInternalServerError
+	}
+	var ue *url.Error
+	return errors.As(err, &ue)
 }
 
 // knownSchema returns the entry whose schema has the same fingerprint as

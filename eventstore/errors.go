@@ -32,6 +32,13 @@ var ErrUnavailable = errors.New("eventstore: kafka unavailable")
 // if repeated unchanged.
 func IsRetryable(err error) bool { return errors.Is(err, ErrUnavailable) }
 
+// ErrRegistryRefused: the schema registry answered a registration with a
+// refusal that asking again did not mend, e.g. a schema the subject's
+// compatibility level does not allow (409). Unlike ErrUnavailable it needs
+// an operator: the subject's versions or compatibility, or the registry's
+// credentials, must change first.
+var ErrRegistryRefused = errors.New("eventstore: schema registry refused")
+
 // ErrInvalidOption: Open was given an option value it cannot work with.
 var ErrInvalidOption = errors.New("eventstore: invalid option")
 

@@ -120,9 +120,15 @@ test_() {
 	export DOCKET_TEST_SCHEMA_REGISTRY
 	DOCKET_TEST_SCHEMA_REGISTRY="$(cat "$DIR/url")"
 	echo "registry.sh: DOCKET_TEST_SCHEMA_REGISTRY=$DOCKET_TEST_SCHEMA_REGISTRY"
-	TEST_KAFKA_PKGS='./eventstore/ ./cmd/docket/' TEST_KAFKA_FLAGS='-run Confluent -v' GO="$GO" \
+	# One test at a time (-p 1 -parallel 1): Apicurio's in-memory storage
+	# wedges under more concurrent writers than TestConfluentConcurrentRegistration's
+	# two (in CI, one row lock of its H2 database stayed held for 30 s and
+	# every registration of four tests timed out). docket asks a registry
+	# again on timeouts and 5xx; it cannot mend a registry that stops answering.
+	TEST_KAFKA_PKGS='./eventstore/ ./cmd/docket/' TEST_KAFKA_FLAGS='-run Confluent -v -p 1 -parallel 1' GO="$GO" \
 		scripts/test-kafka.sh 1 2>&1 | tee "$DIR/test.log" || status=$?
-	for t in TestConfluentWireFormat TestConfluentMigration; do
+	for t in TestConfluentWireFormat TestConfluentConcurrentRegistration TestConfluentRegistrationOutlivesALateAnswer \
+		TestConfluentIncompatibleSchemaFails TestConfluentMigration; do
 		grep -q -- "--- PASS: $t " "$DIR/test.log" || { log "$t did not pass"; status=1; }
 	done
 	if [ "$status" -ne 0 ]; then

@@ -295,9 +295,9 @@ func (w *workWatch) dispatched(ids ...string) {
 	})
 }
 
-// exactlyOnce reads the work topic to its current end and requires exactly
-// ids, each once. The dispatchers must have stopped.
-func (w *workWatch) exactlyOnce(ctx context.Context, ids []string) {
+// atEnd reads the work topic to its current end and returns how often
+// each id was dispatched.
+func (w *workWatch) atEnd(ctx context.Context) map[string]int {
 	w.t.Helper()
 	ends, err := kadm.NewClient(w.cl).ListEndOffsets(ctx, w.topic)
 	if err == nil {
@@ -313,12 +313,20 @@ func (w *workWatch) exactlyOnce(ctx context.Context, ids []string) {
 	})
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return maps.Clone(w.counts)
+}
+
+// exactlyOnce reads the work topic to its current end and requires exactly
+// ids, each once. The dispatchers must have stopped.
+func (w *workWatch) exactlyOnce(ctx context.Context, ids []string) {
+	w.t.Helper()
+	counts := w.atEnd(ctx)
 	for _, id := range ids {
-		if n := w.counts[id]; n != 1 {
+		if n := counts[id]; n != 1 {
 			w.t.Errorf("work item %s dispatched %d times, want once", id, n)
 		}
 	}
-	for id := range w.counts {
+	for id := range counts {
 		if !slices.Contains(ids, id) {
 			w.t.Errorf("unexpected work item %s", id)
 		}

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"time"
 
 	"github.com/docket/docket/eventstore"
@@ -35,3 +36,20 @@ func SetDutyTicks(d *Dispatcher, ticks <-chan time.Time) { d.ticks = ticks }
 // progress recorded, with each partition's next offset; the dispatcher
 // waits for fn.
 func OnDutyRun(d *Dispatcher, fn func(next map[int32]int64)) { d.ran = fn }
+
+// LostWorkCheck is the lost-work check of one node, run on demand with the
+// event partitions it owns at the time (dispatcher_lostwork_test.go).
+type LostWorkCheck struct {
+	d       *Dispatcher
+	handled lostHandled
+}
+
+// NewLostWorkCheck returns d's lost-work check, having handled nothing.
+func NewLostWorkCheck(d *Dispatcher) *LostWorkCheck {
+	return &LostWorkCheck{d: d, handled: lostHandled{}}
+}
+
+// Check runs one check as a node owning the event partitions owned.
+func (c *LostWorkCheck) Check(ctx context.Context, owned ...int32) error {
+	return c.d.recoverLostWork(ctx, c.handled, owned)
+}

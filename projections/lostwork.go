@@ -29,40 +29,51 @@ func (d *Dispatcher) watchLostWork(ctx context.Context) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	// handled is where each partition started when its loss was last
-	// made good: the workers' offsets stay below it until they run again,
-	// and every check until then would dispatch the same documents again.
-	handled := map[int32]int64{}
+	handled := lostHandled{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := d.recoverLostWork(ctx, handled); err != nil && ctx.Err() == nil {
+		if err := d.recoverLostWork(ctx, handled, d.Owned()); err != nil && ctx.Err() == nil {
 			d.Log.Warn().Err(err).Msg("duties: checking the work topic for lost items failed; retrying")
 		}
 	}
 }
 
-// recoverLostWork does one check of watchLostWork.
-func (d *Dispatcher) recoverLostWork(ctx context.Context, handled map[int32]int64) error {
+// lostHandled is where each work partition started when its loss was last
+// made good for the documents of one event partition: the workers'
+// offsets stay below it until they run again, and every check until then
+// would dispatch the same documents again. It is kept per event partition
+// because a node makes good only the ones it owns at the time: one that
+// checks in a rebalance, owning few or none, must still make good the
+// others once it owns them.
+type lostHandled map[lostPair]int64
+
+type lostPair struct{ work, events int32 }
+
+// recoverLostWork does one check of watchLostWork for the documents of
+// the event partitions in owned.
+func (d *Dispatcher) recoverLostWork(ctx context.Context, handled lostHandled, owned []int32) error {
 	lost, err := d.Store.LostWork(ctx)
-	if err != nil {
+	if err != nil || len(lost) == 0 {
 		return err
 	}
+	todo := map[lostPair]int64{}
 	for q, start := range lost {
-		if handled[q] >= start {
-			delete(lost, q)
+		for _, p := range owned {
+			if pair := (lostPair{q, p}); handled[pair] < start {
+				todo[pair] = start
+			}
 		}
 	}
-	if len(lost) == 0 {
+	if len(todo) == 0 {
 		return nil
 	}
-	owned := d.Owned()
 	items, err := d.Views.queuedWork(func(doc *domain.Document) bool {
-		_, gone := lost[d.Store.WorkPartitionFor(doc.ID)]
-		return gone && slices.Contains(owned, d.Store.PartitionFor(doc.OrgID))
+		_, ok := todo[lostPair{d.Store.WorkPartitionFor(doc.ID), d.Store.PartitionFor(doc.OrgID)}]
+		return ok
 	})
 	if err != nil {
 		return err
@@ -75,15 +86,21 @@ func (d *Dispatcher) recoverLostWork(ctx context.Context, handled map[int32]int6
 			d.OnRedispatch(len(items))
 		}
 	}
-	parts := make([]int32, 0, len(lost))
-	for q, start := range lost {
-		handled[q] = start
-		parts = append(parts, q)
+	var work, events []int32
+	for pair, start := range todo {
+		handled[pair] = start
+		work, events = append(work, pair.work), append(events, pair.events)
 	}
-	slices.Sort(parts)
-	d.Log.Warn().Ints32("work_partitions", parts).Int("documents", len(items)).
+	work, events = sortedSet(work), sortedSet(events)
+	d.Log.Warn().Ints32("work_partitions", work).Ints32("event_partitions", events).Int("documents", len(items)).
 		Msg("duties: the work topic deleted items no worker had read (its retention); their queued documents are dispatched again")
 	return nil
+}
+
+// sortedSet sorts s and drops repeats.
+func sortedSet(s []int32) []int32 {
+	slices.Sort(s)
+	return slices.Compact(s)
 }
 
 // queuedWork is the work item of every queued document that want

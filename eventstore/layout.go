@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -127,7 +128,8 @@ func (s *Store) pinLayout(ctx context.Context, adm *kadm.Client, found map[strin
 	}
 	counts := make(map[string]int32, len(found))
 	for topic, f := range found {
-		n, ok := recorded[layoutKey{topic, f.id}]
+		e, ok := recorded[layoutKey{topic, f.id}]
+		n := e.partitions
 		switch {
 		case !ok:
 			n = f.partitions // ReadOnly, and nothing recorded
@@ -140,7 +142,25 @@ func (s *Store) pinLayout(ctx context.Context, adm *kadm.Client, found map[strin
 		counts[topic] = n
 	}
 	s.pinned.counts.Store(&counts)
+	s.workReplaced = replacedAt(recorded, s.cfg.workTopic, found[s.cfg.workTopic].id)
 	return counts, nil
+}
+
+// replacedAt is when the layout of topic's current incarnation (id) was
+// recorded, if the layout holds an earlier one under the same name: the
+// topic was deleted and created again, taking its records with it. Zero
+// otherwise.
+func replacedAt(recorded map[layoutKey]layoutEntry, topic, id string) time.Time {
+	cur, ok := recorded[layoutKey{topic, id}]
+	if !ok {
+		return time.Time{}
+	}
+	for k, e := range recorded {
+		if k.topic == topic && k.id != id && e.offset < cur.offset {
+			return cur.at
+		}
+	}
+	return time.Time{}
 }
 
 // produceNow produces recs and waits for them, without the producer's
@@ -166,12 +186,21 @@ func (s *Store) produceNow(ctx context.Context, recs []*kgo.Record) error {
 // under the same name is another topic.
 type layoutKey struct{ topic, id string }
 
+// layoutEntry is the first layout recorded for a topic: its partition
+// count, when it was recorded (about when docket first met the topic, by
+// the clock of the node that did), and where: the layout topic's one
+// partition orders records whatever the nodes' clocks say.
+type layoutEntry struct {
+	partitions int32
+	at         time.Time
+	offset     int64
+}
+
 // readLayout reads the layout topic from offset from to its end, and
-// returns the first partition count recorded for each topic and where it
-// stopped. A missing layout topic (a ReadOnly store of a deployment that
+// returns the first layout recorded for each topic and where it stopped. A missing layout topic (a ReadOnly store of a deployment that
 // has none) reads as empty.
-func (s *Store) readLayout(ctx context.Context, adm *kadm.Client, from int64) (map[layoutKey]int32, int64, error) {
-	out := map[layoutKey]int32{}
+func (s *Store) readLayout(ctx context.Context, adm *kadm.Client, from int64) (map[layoutKey]layoutEntry, int64, error) {
+	out := map[layoutKey]layoutEntry{}
 	var end int64
 	// A topic just created reaches a cluster's brokers one by one: until
 	// then it is unknown, unless a ReadOnly store finds none at all.
@@ -222,7 +251,7 @@ func (s *Store) readLayout(ctx context.Context, adm *kadm.Client, from int64) (m
 			}
 			k := layoutKey{string(r.Key), v.TopicID}
 			if _, ok := out[k]; !ok {
-				out[k] = v.Partitions
+				out[k] = layoutEntry{v.Partitions, r.Timestamp, r.Offset}
 			}
 		})
 	}

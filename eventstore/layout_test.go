@@ -4,12 +4,12 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/internal/kafkatest"
 )
 
 // addPartitions grows topic to n partitions, as an operator would with
@@ -155,7 +155,7 @@ func TestLayoutOfARecreatedTopic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("delete %s: %v", old.EventsTopic(), err)
 	}
-	waitTopicGone(t, adm, old.EventsTopic())
+	kafkatest.WaitTopicGone(t, adm, old.EventsTopic())
 	s := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Partitions(2))
 	if got := s.Partitions(); got != 2 {
 		t.Fatalf("Partitions of the recreated topic = %d, want its own 2", got)
@@ -163,24 +163,6 @@ func TestLayoutOfARecreatedTopic(t *testing.T) {
 	org := orgsByPartition(t, s, "org")[1]
 	if pos := appendOK(t, s, sampleEvent(org, 0))[0]; pos.Partition != 1 {
 		t.Errorf("%s appended to partition %d, want 1", org, pos.Partition)
-	}
-}
-
-// waitTopicGone waits until metadata no longer lists topic: a deletion
-// reaches a cluster's brokers one by one.
-func waitTopicGone(t *testing.T, adm *kadm.Client, topic string) {
-	t.Helper()
-	ctx := testCtx(t)
-	for {
-		md, err := adm.Metadata(ctx, topic)
-		if err == nil && md.Topics[topic].Err != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s still listed: %v", topic, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,17 +23,25 @@ import (
 func (s *Store) LostWork(ctx context.Context) (map[int32]int64, error) {
 	adm := kadm.NewClient(s.cl)
 	topic := s.cfg.workTopic
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = starts.Error()
-	}
+	// A cluster's group coordinator may be moving or, on a new cluster,
+	// not there yet: those are asked again until ctx ends.
+	var starts kadm.ListedOffsets
+	err := retry(ctx, kerr.IsRetriable, func() (err error) {
+		if starts, err = adm.ListStartOffsets(ctx, topic); err == nil {
+			err = starts.Error()
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: list %s start offsets: %w", ErrUnavailable, topic, err)
 	}
-	committed, err := adm.FetchOffsets(ctx, s.GroupName("workers"))
-	if err == nil {
-		err = committed.Error()
-	}
+	var committed kadm.OffsetResponses
+	err = retry(ctx, kerr.IsRetriable, func() (err error) {
+		if committed, err = adm.FetchOffsets(ctx, s.GroupName("workers")); err == nil {
+			err = committed.Error()
+		}
+		return err
+	})
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		// No worker ever joined (or the group's offsets expired).
 		committed, err = nil, nil
@@ -55,6 +64,17 @@ func (s *Store) LostWork(ctx context.Context) (map[int32]int64, error) {
 		}
 	})
 	return lost, nil
+}
+
+// WorkTopicReplaced reports whether the work topic was deleted and created
+// again, as its layout records (an earlier topic id under the same name),
+// and since when the current one has been there, by the clock of the node
+// that first met it. Items dispatched before then went to the deleted
+// topic, with every item no worker had read. Deleting and creating the
+// topic again also deletes the workers' offsets on it and starts it at 0,
+// so LostWork cannot see that.
+func (s *Store) WorkTopicReplaced() (since time.Time, ok bool) {
+	return s.workReplaced, !s.workReplaced.IsZero()
 }
 
 // WorkPartitions is the work topic's partition count as recorded in its

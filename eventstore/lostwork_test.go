@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/internal/kafkatest"
 )
 
 // TestLostWorkNamesPartitionsWhoseUnreadItemsWereDeleted deletes work
@@ -83,5 +85,39 @@ func TestLostWorkNamesPartitionsWhoseUnreadItemsWereDeleted(t *testing.T) {
 	if lost := lostWork(); len(lost) != 1 || lost[behind] != perPartition[behind] {
 		t.Fatalf("LostWork = %v, want only partition %d (committed %d, starts at %d); partition %d was read to its end",
 			lost, behind, perPartition[behind]-1, perPartition[behind], read)
+	}
+}
+
+// TestWorkTopicReplacedIsRecorded deletes the work topic, which takes its
+// unread items and the workers' offsets with it, and lets a store create
+// it again: the layout tells it apart from a first creation, with the time
+// the new topic was first met, for this store and for every later one.
+func TestWorkTopicReplacedIsRecorded(t *testing.T) {
+	t.Parallel()
+	seeds, prefix := testPlace(t)
+	first := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Partitions(testPartitions))
+	if since, ok := first.WorkTopicReplaced(); ok {
+		t.Fatalf("WorkTopicReplaced of a new deployment = %v, true", since)
+	}
+	adm := kadm.NewClient(rawClient(t, seeds))
+	resp, err := adm.DeleteTopics(testCtx(t), first.WorkTopic())
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("delete %s: %v", first.WorkTopic(), err)
+	}
+	kafkatest.WaitTopicGone(t, adm, first.WorkTopic())
+
+	// Record timestamps have milliseconds.
+	before := time.Now().Truncate(time.Millisecond)
+	second := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Partitions(testPartitions))
+	after := time.Now()
+	since, ok := second.WorkTopicReplaced()
+	if !ok || since.Before(before) || since.After(after) {
+		t.Fatalf("WorkTopicReplaced after creating it again = %v, %v; want true, between %v and %v", since, ok, before, after)
+	}
+	if again, ok := openStore(t, seeds, eventstore.Prefix(prefix)).WorkTopicReplaced(); !ok || !again.Equal(since) {
+		t.Fatalf("WorkTopicReplaced of a later store = %v, %v; want %v, true", again, ok, since)
 	}
 }

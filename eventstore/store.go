@@ -37,6 +37,9 @@ type Store struct {
 	partitions int32 // the event topic's, as recorded in its layout
 	topicID    string
 	pinned     *pinnedPartitioner
+	// workReplaced is when the current work topic was first met, if an
+	// earlier work topic of the same name was deleted (WorkTopicReplaced).
+	workReplaced time.Time
 
 	// stampMu orders appends: it is held from the occurred_at check to
 	// the Produce calls, so the order of stamps is the order in which

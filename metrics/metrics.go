@@ -35,8 +35,9 @@ type Metrics struct {
 	endToEnd    *prometheus.HistogramVec
 	applied     *prometheus.CounterVec
 	kafka       *kafkaRequests
-	// redispatched counts documents dispatched again after the work
-	// topic deleted their items unread (projections/lostwork.go).
+	// redispatched counts documents dispatched again after their items
+	// were deleted unread, by the work topic's retention or with the topic
+	// (projections/lostwork.go).
 	redispatched prometheus.Counter
 
 	started time.Time                         // Applied skips runs that ended before
@@ -85,7 +86,7 @@ func New() *Metrics {
 		}, []string{"outcome"}),
 		redispatched: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "work_redispatched_total",
-			Help: "Queued documents this node dispatched again because the work topic deleted their work items before a worker read them.",
+			Help: "Queued documents this node dispatched again because their work items were deleted before a worker read them (the work topic's retention, or the topic deleted and created again).",
 		}),
 	}
 	m.reg.MustRegister(m.appended, m.applied, m.httpReqs, m.httpTook, m.rateLimited, m.webhooks, m.processing, m.endToEnd, m.kafka, m.redispatched,

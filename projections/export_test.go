@@ -41,12 +41,12 @@ func OnDutyRun(d *Dispatcher, fn func(next map[int32]int64)) { d.ran = fn }
 // event partitions it owns at the time (dispatcher_lostwork_test.go).
 type LostWorkCheck struct {
 	d       *Dispatcher
-	handled lostHandled
+	handled *lostHandled
 }
 
 // NewLostWorkCheck returns d's lost-work check, having handled nothing.
 func NewLostWorkCheck(d *Dispatcher) *LostWorkCheck {
-	return &LostWorkCheck{d: d, handled: lostHandled{}}
+	return &LostWorkCheck{d: d, handled: newLostHandled()}
 }
 
 // Check runs one check as a node owning the event partitions owned.

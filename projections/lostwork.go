@@ -17,10 +17,11 @@ import (
 const DefaultLostWorkCheck = 30 * time.Second
 
 // watchLostWork dispatches again the queued documents of owned partitions
-// whose work items were deleted before a worker read them
-// (eventstore.Store.LostWork), until ctx ends. Their DocumentQueued events
-// were dispatched and committed long ago, so nothing else ever would: the
-// documents would stay queued for good. A document dispatched twice costs
+// whose work items were deleted before a worker read them, until ctx
+// ends: by the topic's retention (eventstore.Store.LostWork), or with the
+// whole topic, deleted and created again (Store.WorkTopicReplaced). Their
+// DocumentQueued events were dispatched and committed long ago, so nothing
+// else ever would: the documents would stay queued for good. A document dispatched twice costs
 // a second run at most (claims are fenced, DESIGN invariant 3).
 func (d *Dispatcher) watchLostWork(ctx context.Context) {
 	every := d.LostWorkCheck
@@ -29,7 +30,7 @@ func (d *Dispatcher) watchLostWork(ctx context.Context) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	handled := lostHandled{}
+	handled := newLostHandled()
 	for {
 		select {
 		case <-ctx.Done():
@@ -42,38 +43,75 @@ func (d *Dispatcher) watchLostWork(ctx context.Context) {
 	}
 }
 
-// lostHandled is where each work partition started when its loss was last
-// made good for the documents of one event partition: the workers'
-// offsets stay below it until they run again, and every check until then
-// would dispatch the same documents again. It is kept per event partition
-// because a node makes good only the ones it owns at the time: one that
-// checks in a rebalance, owning few or none, must still make good the
-// others once it owns them.
-type lostHandled map[lostPair]int64
+// lostHandled is what one node has made good. pairs is where each work
+// partition started when its loss was last made good for the documents
+// of one event partition: the workers' offsets stay below it until they
+// run again, and every check until then would dispatch the same documents
+// again. It is kept per event partition because a node makes good only
+// the ones it owns at the time: one that checks in a rebalance, owning
+// few or none, must still make good the others once it owns them.
+// replaced holds the event partitions whose documents were dispatched
+// again after the work topic was deleted and created again.
+type lostHandled struct {
+	pairs    map[lostPair]int64
+	replaced map[int32]bool
+}
+
+func newLostHandled() *lostHandled {
+	return &lostHandled{pairs: map[lostPair]int64{}, replaced: map[int32]bool{}}
+}
 
 type lostPair struct{ work, events int32 }
 
+// replacedSkew widens "dispatched before the work topic was created
+// again" by the clock skew two nodes may have: a document queued up to
+// this long after the new topic's layout was recorded is dispatched again
+// too. A document dispatched twice costs a second run at most.
+const replacedSkew = time.Minute
+
 // recoverLostWork does one check of watchLostWork for the documents of
 // the event partitions in owned.
-func (d *Dispatcher) recoverLostWork(ctx context.Context, handled lostHandled, owned []int32) error {
+func (d *Dispatcher) recoverLostWork(ctx context.Context, handled *lostHandled, owned []int32) error {
 	lost, err := d.Store.LostWork(ctx)
-	if err != nil || len(lost) == 0 {
+	if err != nil {
 		return err
 	}
 	todo := map[lostPair]int64{}
 	for q, start := range lost {
 		for _, p := range owned {
-			if pair := (lostPair{q, p}); handled[pair] < start {
+			if pair := (lostPair{q, p}); handled.pairs[pair] < start {
 				todo[pair] = start
 			}
 		}
 	}
-	if len(todo) == 0 {
+	since, replaced := d.Store.WorkTopicReplaced()
+	var fresh []int32 // owned, not made good since the work topic was replaced
+	if replaced {
+		for _, p := range owned {
+			if !handled.replaced[p] {
+				fresh = append(fresh, p)
+			}
+		}
+	}
+	if len(todo) == 0 && len(fresh) == 0 {
 		return nil
 	}
+	var nLost, nReplaced int
 	items, err := d.Views.queuedWork(func(doc *domain.Document) bool {
-		_, ok := todo[lostPair{d.Store.WorkPartitionFor(doc.ID), d.Store.PartitionFor(doc.OrgID)}]
-		return ok
+		p := d.Store.PartitionFor(doc.OrgID)
+		_, gone := todo[lostPair{d.Store.WorkPartitionFor(doc.ID), p}]
+		return gone || slices.Contains(fresh, p)
+	}, func(doc *domain.Document, q *domain.DocumentQueued) bool {
+		p := d.Store.PartitionFor(doc.OrgID)
+		if _, gone := todo[lostPair{d.Store.WorkPartitionFor(doc.ID), p}]; gone {
+			nLost++
+			return true
+		}
+		if q.Meta.OccurredAt.Before(since.Add(replacedSkew)) {
+			nReplaced++
+			return true
+		}
+		return false
 	})
 	if err != nil {
 		return err
@@ -88,12 +126,20 @@ func (d *Dispatcher) recoverLostWork(ctx context.Context, handled lostHandled, o
 	}
 	var work, events []int32
 	for pair, start := range todo {
-		handled[pair] = start
+		handled.pairs[pair] = start
 		work, events = append(work, pair.work), append(events, pair.events)
 	}
-	work, events = sortedSet(work), sortedSet(events)
-	d.Log.Warn().Ints32("work_partitions", work).Ints32("event_partitions", events).Int("documents", len(items)).
-		Msg("duties: the work topic deleted items no worker had read (its retention); their queued documents are dispatched again")
+	for _, p := range fresh {
+		handled.replaced[p] = true
+	}
+	if len(todo) > 0 {
+		d.Log.Warn().Ints32("work_partitions", sortedSet(work)).Ints32("event_partitions", sortedSet(events)).Int("documents", nLost).
+			Msg("duties: the work topic deleted items no worker had read (its retention); their queued documents are dispatched again")
+	}
+	if len(fresh) > 0 {
+		d.Log.Warn().Time("work_topic_since", since).Ints32("event_partitions", fresh).Int("documents", nReplaced).
+			Msg("duties: the work topic was deleted and created again; documents queued before then are dispatched again")
+	}
 	return nil
 }
 
@@ -104,9 +150,10 @@ func sortedSet(s []int32) []int32 {
 }
 
 // queuedWork is the work item of every queued document that want
-// accepts, as the dispatcher made it: the id of the DocumentQueued event
-// of the document's current attempt, found in its history.
-func (v *Views) queuedWork(want func(*domain.Document) bool) ([]eventstore.WorkItem, error) {
+// accepts and then, seeing the DocumentQueued event of its current
+// attempt (found in its history), keep accepts (nil: all), as the
+// dispatcher made it.
+func (v *Views) queuedWork(want func(*domain.Document) bool, keep func(*domain.Document, *domain.DocumentQueued) bool) ([]eventstore.WorkItem, error) {
 	counts, err := v.DocumentsByStatus()
 	if err != nil || counts[domain.StatusQueued] == 0 {
 		return nil, err
@@ -126,7 +173,9 @@ func (v *Views) queuedWork(want func(*domain.Document) bool) ([]eventstore.WorkI
 		}
 		for i := len(hist) - 1; i >= 0; i-- {
 			if q, ok := hist[i].Event.(*domain.DocumentQueued); ok && q.Attempt == doc.Attempt {
-				items = append(items, workItem(q.Meta.EventID, &doc))
+				if keep == nil || keep(&doc, q) {
+					items = append(items, workItem(q.Meta.EventID, &doc))
+				}
 				break
 			}
 		}

@@ -139,9 +139,10 @@ type Config struct {
 	// longer. Default 5m.
 	StallAfter time.Duration
 	// LostWorkCheck is how often a node running the duties looks for work
-	// items that the work topic's retention deleted before a worker read
-	// them, and dispatches their queued documents again. Default 30s (0
-	// means the default).
+	// items deleted before a worker read them (by the work topic's
+	// retention, or with the topic, deleted and created again), and
+	// dispatches their queued documents again. Default 30s (0 means the
+	// default).
 	LostWorkCheck time.Duration
 	// WebhookAllowPrivate lets webhooks go to private, link-local and
 	// metadata addresses. Default false (they are refused, also at delivery
@@ -388,7 +389,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	dur(&c.BodyIdleTimeout, "body-idle-timeout", "30s", "time a request body may stall")
 	dur(&c.BodyTimeout, "body-timeout", "5m", "time limit for a request body")
 	dur(&c.ProduceLinger, "produce-linger", "0s", "time the producer waits for more records of a partition before sending them")
-	dur(&c.LostWorkCheck, "lost-work-check", "30s", "how often the duties look for work items the work topic deleted unread")
+	dur(&c.LostWorkCheck, "lost-work-check", "30s", "how often the duties look for work items deleted unread (retention, or the work topic created again)")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))
 	fs.DurationVar(&c.StallAfter, "stall-after", sa, "mark unfinished jobs stalled after this long without progress")

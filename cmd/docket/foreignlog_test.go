@@ -14,6 +14,7 @@ import (
 
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/internal/kafkatest"
 	"github.com/docket/docket/projections"
 )
 
@@ -51,7 +52,7 @@ func TestViewsOfAnotherLogRefuseToStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("delete %s: %v", topic, err)
 	}
-	waitGone(t, admin, topic)
+	kafkatest.WaitTopicGone(t, admin, topic)
 	tn.stop()
 
 	own := tn.cfg.TopicPrefix
@@ -67,25 +68,6 @@ func TestViewsOfAnotherLogRefuseToStart(t *testing.T) {
 	t.Logf("refused: %v", err)
 	if out, err := tn.cli("verify"); !errors.Is(err, projections.ErrForeignLog) {
 		t.Fatalf("verify of views of a deleted topic: %v, want ErrForeignLog\n%s", err, out)
-	}
-}
-
-// waitGone waits until metadata no longer lists topic: a deletion reaches
-// a cluster's brokers one by one.
-func waitGone(t *testing.T, admin *kadm.Client, topic string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		md, err := admin.Metadata(ctx, topic)
-		if err == nil && md.Topics[topic].Err != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s still listed: %v", topic, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 }
 

@@ -1,0 +1,29 @@
+package kafkatest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// WaitTopicGone waits until metadata no longer lists topic, for at most
+// 30 s: a deletion reaches a cluster's brokers one by one, and a topic
+// created again under its name before then is refused.
+func WaitTopicGone(t testing.TB, adm *kadm.Client, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil && md.Topics[topic].Err != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s still listed: %v", topic, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -197,8 +197,9 @@ type layoutEntry struct {
 }
 
 // readLayout reads the layout topic from offset from to its end, and
-// returns the first layout recorded for each topic and where it stopped. A missing layout topic (a ReadOnly store of a deployment that
-// has none) reads as empty.
+// returns the first layout recorded for each topic and where it stopped.
+// A missing layout topic (a ReadOnly store of a deployment that has none)
+// reads as empty.
 func (s *Store) readLayout(ctx context.Context, adm *kadm.Client, from int64) (map[layoutKey]layoutEntry, int64, error) {
 	out := map[layoutKey]layoutEntry{}
 	var end int64

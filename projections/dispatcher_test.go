@@ -63,17 +63,22 @@ func newDutyEnv(t *testing.T) *dutyEnv {
 		}
 	}}).Level(zerolog.DebugLevel)
 	e.views = setup(t, projections.WithLogger(log)).v
+	runViews(t, e.views, e.store)
+	e.work = watchWork(t, e.seeds, e.store.WorkTopic())
+	return e
+}
+
+// runViews applies store's log to v in the background until the test ends.
+func runViews(t *testing.T, v *projections.Views, store *eventstore.Store) {
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.views.Run(runCtx, e.store, nil) }()
+	go func() { done <- v.Run(runCtx, store, nil) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {
 			t.Errorf("views: %v", err)
 		}
 	})
-	e.work = watchWork(t, e.seeds, e.store.WorkTopic())
-	return e
 }
 
 // logWatch passes every log line to fn.

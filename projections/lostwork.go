@@ -21,8 +21,9 @@ const DefaultLostWorkCheck = 30 * time.Second
 // ends: by the topic's retention (eventstore.Store.LostWork), or with the
 // whole topic, deleted and created again (Store.WorkTopicReplaced). Their
 // DocumentQueued events were dispatched and committed long ago, so nothing
-// else ever would: the documents would stay queued for good. A document dispatched twice costs
-// a second run at most (claims are fenced, DESIGN invariant 3).
+// else ever would: the documents would stay queued for good. A document
+// dispatched twice costs a second run at most (claims are fenced, DESIGN
+// invariant 3).
 func (d *Dispatcher) watchLostWork(ctx context.Context) {
 	every := d.LostWorkCheck
 	if every <= 0 {
@@ -96,6 +97,9 @@ func (d *Dispatcher) recoverLostWork(ctx context.Context, handled *lostHandled, 
 	if len(todo) == 0 && len(fresh) == 0 {
 		return nil
 	}
+	if err := d.viewsHoldTheLog(ctx); err != nil {
+		return err
+	}
 	var nLost, nReplaced int
 	items, err := d.Views.queuedWork(func(doc *domain.Document) bool {
 		p := d.Store.PartitionFor(doc.OrgID)
@@ -141,6 +145,24 @@ func (d *Dispatcher) recoverLostWork(ctx context.Context, handled *lostHandled, 
 			Msg("duties: the work topic was deleted and created again; documents queued before then are dispatched again")
 	}
 	return nil
+}
+
+// viewsHoldTheLog waits until the views have applied every event the log
+// held when it was called. The check reads the queued documents from the
+// views: a node that has just started, rebuilding them, would otherwise
+// miss documents queued long ago, and record their loss as made good.
+func (d *Dispatcher) viewsHoldTheLog(ctx context.Context) error {
+	ends, err := d.Store.EndOffsets(ctx)
+	if err != nil {
+		return err
+	}
+	var last []eventstore.Position
+	for p, end := range ends {
+		if end > 0 {
+			last = append(last, eventstore.Position{Partition: p, Offset: end - 1})
+		}
+	}
+	return d.Views.WaitAll(ctx, last)
 }
 
 // sortedSet sorts s and drops repeats.

@@ -1,6 +1,8 @@
 package projections_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
@@ -77,26 +79,70 @@ func TestLostWorkIsMadeGoodPerOwnedPartition(t *testing.T) {
 	t.Parallel()
 	e := newDutyEnv(t)
 	ids := dispatchedOnePerPartition(e, "doc")
+	deleteWorkItems(e)
+	checkSteps(e, newCheck(e, e.store), e.work, ids, times(ids, 1))
+}
+
+// TestLostWorkWaitsForTheViews runs the check of a node whose views have
+// applied none of the log yet, as on a node just started with an empty
+// data dir: it must neither dispatch nor record the loss as made good,
+// and once the views caught up it must dispatch every document again.
+func TestLostWorkWaitsForTheViews(t *testing.T) {
+	t.Parallel()
+	e := newDutyEnv(t)
+	ids := dispatchedOnePerPartition(e, "doc")
+	deleteWorkItems(e)
+	behind := setup(t).v
+	check := projections.NewLostWorkCheck(&projections.Dispatcher{
+		Store: e.store, Views: behind, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
+	})
+	// A second is ample for the admin requests before the wait, on an
+	// embedded broker; the wait itself cannot end.
+	ctx, cancel := context.WithTimeout(e.ctx, time.Second)
+	err := check.Check(ctx, 0, 1, 2, 3)
+	cancel()
+	if !errors.Is(err, projections.ErrNotCaughtUp) {
+		t.Fatalf("check on views that applied nothing = %v, want ErrNotCaughtUp", err)
+	}
+	if got := e.work.atEnd(e.ctx); !maps.Equal(got, times(ids, 1)) {
+		t.Fatalf("work items after that check %v, want each once", got)
+	}
+	runViews(t, behind, e.store)
+	if err := check.Check(e.ctx, 0, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.work.atEnd(e.ctx); !maps.Equal(got, times(ids, 2)) {
+		t.Fatalf("work items once the views caught up %v, want each twice", got)
+	}
+}
+
+// deleteWorkItems deletes every item on the work topic, unread.
+func deleteWorkItems(e *dutyEnv) {
+	e.t.Helper()
 	adm := kadm.NewClient(e.store.Client())
 	ends, err := adm.ListEndOffsets(e.ctx, e.store.WorkTopic())
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	deleted, err := adm.DeleteRecords(e.ctx, ends.Offsets())
 	if err == nil {
 		err = deleted.Error()
 	}
 	if err != nil {
-		t.Fatalf("DeleteRecords: %v", err)
+		e.t.Fatalf("DeleteRecords: %v", err)
 	}
-	want := map[string]int{}
+}
+
+// times counts each of ids n times.
+func times(ids []string, n int) map[string]int {
+	out := make(map[string]int, len(ids))
 	for _, id := range ids {
-		want[id] = 1
+		out[id] = n
 	}
-	checkSteps(e, newCheck(e, e.store), e.work, ids, want)
+	return out
 }
 
 // TestLostWorkAfterTheWorkTopicWasReplaced deletes the work topic with an

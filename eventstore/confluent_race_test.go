@@ -1,8 +1,6 @@
 package eventstore_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"testing"
 
@@ -19,9 +17,7 @@ import (
 func TestConfluentConcurrentRegistration(t *testing.T) {
 	t.Parallel()
 	url := registryURL(t)
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	topic := "race-" + hex.EncodeToString(b[:]) + ".events"
+	topic := uniqueTopic("race")
 	base, err := eventstore.NewCodec()
 	if err != nil {
 		t.Fatal(err)

@@ -148,14 +148,7 @@ func TestLayoutOfARecreatedTopic(t *testing.T) {
 	seeds, prefix := testPlace(t)
 	old := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Partitions(testPartitions))
 	adm := kadm.NewClient(rawClient(t, seeds))
-	resp, err := adm.DeleteTopics(testCtx(t), old.EventsTopic())
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("delete %s: %v", old.EventsTopic(), err)
-	}
-	kafkatest.WaitTopicGone(t, adm, old.EventsTopic())
+	kafkatest.DeleteTopic(t, adm, old.EventsTopic())
 	s := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Partitions(2))
 	if got := s.Partitions(); got != 2 {
 		t.Fatalf("Partitions of the recreated topic = %d, want its own 2", got)

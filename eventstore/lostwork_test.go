@@ -100,14 +100,7 @@ func TestWorkTopicReplacedIsRecorded(t *testing.T) {
 		t.Fatalf("WorkTopicReplaced of a new deployment = %v, true", since)
 	}
 	adm := kadm.NewClient(rawClient(t, seeds))
-	resp, err := adm.DeleteTopics(testCtx(t), first.WorkTopic())
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("delete %s: %v", first.WorkTopic(), err)
-	}
-	kafkatest.WaitTopicGone(t, adm, first.WorkTopic())
+	kafkatest.DeleteTopic(t, adm, first.WorkTopic())
 
 	// Record timestamps have milliseconds.
 	before := time.Now().Truncate(time.Millisecond)

@@ -157,14 +157,7 @@ func TestLostWorkAfterTheWorkTopicWasReplaced(t *testing.T) {
 	before := dispatchedOnePerPartition(e, "before")
 
 	adm := kadm.NewClient(e.store.Client())
-	resp, err := adm.DeleteTopics(e.ctx, e.store.WorkTopic())
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("DeleteTopics: %v", err)
-	}
-	kafkatest.WaitTopicGone(t, adm, e.store.WorkTopic())
+	kafkatest.DeleteTopic(t, adm, e.store.WorkTopic())
 	store, err := eventstore.Open(e.ctx, e.seeds, eventstore.Prefix("duties-test"), eventstore.Partitions(dutyPartitions))
 	if err != nil {
 		t.Fatal(err)

@@ -44,15 +44,7 @@ func TestViewsOfAnotherLogRefuseToStart(t *testing.T) {
 	}
 	// Deleted while the node runs: an embedded broker stops with it.
 	topic := tn.n.store.EventsTopic()
-	admin := tn.admin()
-	resp, err := admin.DeleteTopics(context.Background(), topic)
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("delete %s: %v", topic, err)
-	}
-	kafkatest.WaitTopicGone(t, admin, topic)
+	kafkatest.DeleteTopic(t, tn.admin(), topic)
 	tn.stop()
 
 	own := tn.cfg.TopicPrefix
@@ -61,7 +53,7 @@ func TestViewsOfAnotherLogRefuseToStart(t *testing.T) {
 		t.Fatalf("start on another prefix: %v, want ErrForeignLog", err)
 	}
 	tn.cfg.TopicPrefix = own
-	err = tn.startErr()
+	err := tn.startErr()
 	if !errors.Is(err, projections.ErrForeignLog) {
 		t.Fatalf("start after %s was deleted (and created again): %v, want ErrForeignLog", topic, err)
 	}

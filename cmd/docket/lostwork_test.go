@@ -121,14 +121,7 @@ func TestQueuedDocumentsOutliveARecreatedWorkTopic(t *testing.T) {
 		t.Fatal("WorkTopicReplaced before the work topic was deleted")
 	}
 	adm, topic := api.admin(), api.n.store.WorkTopic()
-	deleted, err := adm.DeleteTopics(context.Background(), topic)
-	if err == nil {
-		err = deleted.Error()
-	}
-	if err != nil {
-		t.Fatalf("DeleteTopics: %v", err)
-	}
-	kafkatest.WaitTopicGone(t, adm, topic)
+	kafkatest.DeleteTopic(t, adm, topic)
 	api.stop()
 	api.start()
 	if _, replaced := api.n.store.WorkTopicReplaced(); !replaced {

@@ -80,7 +80,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if f.rate <= 0 {
 			return usageError("--load-get needs --rate")
 		}
-		return loadGet(ctx, f.loadGet, os.Getenv("DOCKET_BENCH_KEY"), f.rate, f.duration, stdout)
+		return loadGet(ctx, f.loadGet, os.Getenv("DOCKET_BENCH_KEY"), getLoad{perSec: f.rate, d: f.duration, senders: getSenders, timeout: getTimeout}, stdout)
 	}
 	if f.batchSize < 1 || f.docs%f.batchSize != 0 || f.conc < 1 {
 		return usageError("--documents must be a multiple of --batch-size; --concurrency at least 1")
@@ -286,6 +286,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	}
 	clock := cpuClock{brokerPIDs: f.pids}
 	cpu0 := clock.read()
+	psi0 := readPressure()
 	req0 := e.n.metrics.KafkaRequests()
 	docs, err := run()
 	if err != nil {
@@ -295,6 +296,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 		return nil, err
 	}
 	cpu := cpu0.use(clock.read(), docs)
+	psi := psi0.since(readPressure())
 	reqs := requestsPerDoc(req0, e.n.metrics.KafkaRequests(), docs)
 	if err := e.n.failed(); err != nil {
 		return nil, err
@@ -309,7 +311,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	r := &phaseResult{Mode: mode, Documents: docs, Failed: failed, BatchSize: f.batchSize, Seconds: el.Seconds(),
 		DocsPerSec: float64(docs) / el.Seconds(), Events: int(after[0] - before[0]), WorkRecords: int(after[1] - before[1]),
 		Upload: e.c.uploads.summary("upload request"), ToSucceeded: tr.toSucceeded.summary("upload -> succeeded applied"),
-		Hops: tr.hopSummaries(), CPU: cpu, KafkaRequests: reqs}
+		Hops: tr.hopSummaries(), CPU: cpu, KafkaRequests: reqs, Pressure: psi}
 	r.EventsPerSec = float64(r.Events) / el.Seconds()
 	r.RecordsPerSec = float64(r.Events+r.WorkRecords) / el.Seconds()
 	if f.webhooks {

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +31,10 @@ type getResult struct {
 	Latency   latency `json:"latency"`
 	Process   string  `json:"process"`
 	Corrected bool    `json:"coordinated_omission_corrected"`
+	// CPUPerRequest is the generator's own CPU time per request sent, in
+	// microseconds: on a machine it shares with the node, what it takes
+	// is not the node's. Absent where the system cannot tell.
+	CPUPerRequest *float64 `json:"generator_cpu_us_per_request,omitempty"`
 }
 
 // loadGet is the fixed-rate, open-loop GET generator (`docket bench
@@ -36,49 +45,226 @@ type getResult struct {
 // scheduled time whatever the earlier ones do, and its latency counts from
 // that scheduled time, so a stalled server cannot hide its stall by slowing
 // the generator down (coordinated omission).
-func loadGet(ctx context.Context, url, key string, perSec float64, d time.Duration, stdout io.Writer) error {
-	cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}
+//
+// It shares the node's two cores, so it is built to cost little CPU: a
+// fixed set of senders, each with one keep-alive connection, writes one
+// prepared request and reads the answer with a parser of its own. Until
+// 2026-12-06 it started a goroutine and an http.Client call per request
+// and took about 160 µs of CPU per request, as much as the node took to
+// answer it (BENCHMARKS.md, "The GET generator's share of the machine").
+func loadGet(ctx context.Context, rawURL, key string, l getLoad, stdout io.Writer) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return fmt.Errorf("bench: --load-get wants an http:// URL, not %q", rawURL)
+	}
+	req := []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host +
+		"\r\nAuthorization: Bearer " + key + "\r\nUser-Agent: docket-bench\r\n\r\n")
 	var h hist
-	var sent, non2xx, errs, late atomic.Int64
-	var wg sync.WaitGroup
-	n := int(perSec * d.Seconds())
-	every := time.Duration(float64(time.Second) / perSec)
+	var sent, non2xx, errs, late, next atomic.Int64
+	n := int64(l.perSec * l.d.Seconds())
+	every := time.Duration(float64(time.Second) / l.perSec)
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
-	for i := range n {
-		at := start.Add(time.Duration(i) * every)
-		if wait := time.Until(at); wait > 0 {
-			time.Sleep(wait)
-		} else if wait < -time.Millisecond {
-			late.Add(1)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		sent.Add(1)
+	var wg sync.WaitGroup
+	for range l.senders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			req.Header.Set("Authorization", "Bearer "+key)
-			resp, err := cl.Do(req)
-			if err != nil {
-				errs.Add(1)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			h.add(time.Since(at))
-			if resp.StatusCode/100 != 2 {
-				non2xx.Add(1)
+			c := getConn{addr: u.Host, req: req, timeout: l.timeout}
+			defer c.close()
+			// Each sender takes the next slot, waits for its time and sends:
+			// when every sender is busy (a stalled server), the next slot is
+			// sent late and still counted from its scheduled time.
+			for i := next.Add(1) - 1; i < n && ctx.Err() == nil; i = next.Add(1) - 1 {
+				at := start.Add(time.Duration(i) * every)
+				if wait := time.Until(at); wait > 0 {
+					time.Sleep(wait)
+				} else if wait < -time.Millisecond {
+					late.Add(1)
+				}
+				sent.Add(1)
+				status, err := c.get()
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				h.add(time.Since(at))
+				if status/100 != 2 {
+					non2xx.Add(1)
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	el := time.Since(start)
-	res := getResult{URL: url, Rate: perSec, Achieved: float64(sent.Load()) / el.Seconds(), Sent: int(sent.Load()),
+	res := getResult{URL: rawURL, Rate: l.perSec, Achieved: float64(sent.Load()) / el.Seconds(), Sent: int(sent.Load()),
 		Non2xx: int(non2xx.Load()), Errors: int(errs.Load()), Late: int(late.Load()),
 		Latency: h.summary("GET"), Process: "separate (pid " + strconv.Itoa(os.Getpid()) + ")", Corrected: true}
+	if cpu1, ok := processCPU(); ok && cpuOK && res.Sent > 0 {
+		us := float64(cpu1-cpu0) / float64(time.Microsecond) / float64(res.Sent)
+		res.CPUPerRequest = &us
+	}
 	return json.NewEncoder(stdout).Encode(res)
+}
+
+// getLoad is what the generator sends: perSec requests a second for d,
+// from senders connections, each request failing after timeout.
+type getLoad struct {
+	perSec  float64
+	d       time.Duration
+	senders int
+	timeout time.Duration
+}
+
+// getSenders is how many requests the generator has in flight at most:
+// at 2,000/s a server would have to stall for 64 ms to keep them all
+// busy, and past that the slots wait, counted from their scheduled time.
+const getSenders = 128
+
+// getTimeout is how long one request may take before it counts as an
+// error, as the http.Client the generator used before.
+const getTimeout = 10 * time.Second
+
+// getConn is one sender's keep-alive connection.
+type getConn struct {
+	addr    string
+	req     []byte
+	timeout time.Duration
+	c       net.Conn
+	r       *bufio.Reader
+}
+
+// get sends the request and reads the whole answer. A kept connection
+// that the server closed while it was idle (EOF or a reset before any
+// answer) is dialled again once; anything else is an error.
+func (g *getConn) get() (int, error) {
+	for {
+		reused := g.c != nil
+		if !reused {
+			c, err := net.Dial("tcp", g.addr)
+			if err != nil {
+				return 0, err
+			}
+			g.c, g.r = c, bufio.NewReader(c)
+		}
+		status, err := g.roundTrip()
+		if err == nil {
+			return status, nil
+		}
+		g.close()
+		if !reused || !closedByPeer(err) {
+			return 0, err
+		}
+	}
+}
+
+// roundTrip writes the request and reads the answer with a parser of its
+// own: http.ReadResponse builds a header map per answer, and the node
+// answers with a dozen headers (a third of the generator's CPU).
+func (g *getConn) roundTrip() (int, error) {
+	// A server that never answers fails the request instead of holding
+	// the sender.
+	if err := g.c.SetDeadline(time.Now().Add(g.timeout)); err != nil {
+		return 0, err
+	}
+	if _, err := g.c.Write(g.req); err != nil {
+		return 0, err
+	}
+	line, err := g.r.ReadSlice('\n')
+	if err != nil {
+		return 0, err
+	}
+	// "HTTP/1.1 200 OK"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return 0, fmt.Errorf("bench: malformed status line %q", line)
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, fmt.Errorf("bench: malformed status line %q", line)
+	}
+	length, chunked, closing := int64(-1), false, false
+	for {
+		line, err := g.r.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return 0, fmt.Errorf("bench: malformed header %q", line)
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length, err = strconv.ParseInt(string(value), 10, 64); err != nil || length < 0 {
+				return 0, fmt.Errorf("bench: malformed Content-Length %q", value)
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			closing = bytes.EqualFold(value, []byte("close"))
+		}
+	}
+	switch {
+	case chunked:
+		err = g.discardChunks()
+	case length >= 0:
+		_, err = g.r.Discard(int(length))
+	default: // the body ends with the connection
+		_, err = io.Copy(io.Discard, g.r)
+		closing = true
+	}
+	if err != nil {
+		return 0, err
+	}
+	if closing {
+		g.close()
+	}
+	return status, nil
+}
+
+// discardChunks reads a chunked body and its trailer.
+func (g *getConn) discardChunks() error {
+	for {
+		line, err := g.r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		size, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(";"))
+		n, err := strconv.ParseInt(string(size), 16, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("bench: malformed chunk size %q", line)
+		}
+		if n == 0 {
+			break
+		}
+		if _, err := g.r.Discard(int(n) + 2); err != nil {
+			return err
+		}
+	}
+	for { // the trailer, up to its empty line
+		line, err := g.r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return nil
+		}
+	}
+}
+
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (g *getConn) close() {
+	if g.c != nil {
+		g.c.Close()
+		g.c, g.r = nil, nil
+	}
 }
 
 // spawnGetLoad runs the GET generator as a child process of this binary and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -68,15 +67,15 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	// same broker, 41,850.
 	for round := range max(f.ceilingRounds, 1) {
 		var pr produceRound
-		syscall.Sync()
+		syncDisks()
 		if pr.RawProduce, _, err = rawProduce(ctx, seeds, fmt.Sprintf("bench-raw-%s-%d", id, round), parts, recs, f.conc, false); err != nil {
 			return err
 		}
-		syscall.Sync()
+		syncDisks()
 		if _, pr.RawProduceConsume, err = rawProduce(ctx, seeds, fmt.Sprintf("bench-rawpc-%s-%d", id, round), parts, recs, f.conc, true); err != nil {
 			return err
 		}
-		syscall.Sync()
+		syncDisks()
 		if pr.AppendPath, err = appendPath(ctx, seeds, fmt.Sprintf("bench-append-%s-%d", id, round), parts, events, f.conc, f.linger); err != nil {
 			return err
 		}
@@ -85,7 +84,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		c.AppendPath = faster(c.AppendPath, pr.AppendPath)
 	}
 	// Would a linger pay? The same produce with 5 ms of it.
-	syscall.Sync()
+	syncDisks()
 	if c.RawProduceLinger, _, err = rawProduce(ctx, seeds, "bench-linger-"+id, parts, recs, f.conc, false, kgo.ProducerLinger(5*time.Millisecond)); err != nil {
 		return err
 	}

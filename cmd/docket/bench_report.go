@@ -58,6 +58,9 @@ type phaseResult struct {
 	// half of peak a document costs the broker several times the requests
 	// it costs at the peak, where every request carries more records.
 	KafkaRequests map[string]float64 `json:"kafka_requests_per_document,omitempty"`
+	// Pressure is how much of the phase the machine's tasks were stalled
+	// for CPU and I/O (bench_pressure.go); absent without /proc/pressure.
+	Pressure *pressure `json:"pressure,omitempty"`
 }
 
 // ceilings are the raw and replay measurements.
@@ -211,6 +214,9 @@ func (r *benchReport) print(w io.Writer) {
 			fmt.Fprintln(w)
 		}
 		printRequests(w, p)
+		if p.Pressure != nil {
+			fmt.Fprintf(w, "  machine: %s\n", p.Pressure)
+		}
 		lats := []latency{p.Upload, p.ToSucceeded}
 		if p.ToNotified != nil {
 			lats = append(lats, *p.ToNotified)
@@ -222,6 +228,9 @@ func (r *benchReport) print(w io.Writer) {
 	if g := r.GET; g != nil {
 		fmt.Fprintf(w, "\nGET %s from a separate process: %.0f/s offered, %.0f/s sent, %d errors, %d non-2xx, %d sent late\n", g.URL, g.Rate, g.Achieved, g.Errors, g.Non2xx, g.Late)
 		printLatency(w, g.Latency)
+		if g.CPUPerRequest != nil {
+			fmt.Fprintf(w, "  the generator's own CPU: %.1f µs per request\n", *g.CPUPerRequest)
+		}
 	}
 	if m := r.RSS; m != nil && len(m.Samples) > 0 {
 		fmt.Fprintf(w, "\nresident size every %.0f s: first %.1f MiB, last %.1f MiB, max %.1f MiB; after warm-up %.1f MiB, at the end %.1f MiB: drift %+.1f %%\n",

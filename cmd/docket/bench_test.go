@@ -63,6 +63,10 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		if c := p.CPU; c == nil || c.ProcessMsPerDoc <= 0 || c.BrokerMsPerDoc == nil || *c.BrokerMsPerDoc < 0 {
 			t.Fatalf("%s loop: CPU per document %+v", p.Mode, c)
 		}
+		// Where the kernel reports stalls, every loop says how much.
+		if _, err := os.Stat("/proc/pressure/io"); err == nil && (p.Pressure == nil || p.Pressure.IOFullPct > p.Pressure.IOSomePct) {
+			t.Fatalf("%s loop: pressure %+v", p.Mode, p.Pressure)
+		}
 		// Requests carry at least one record each.
 		records := float64(p.Events+p.WorkRecords) / float64(p.Documents)
 		if r := p.KafkaRequests; r["Produce"] <= 0 || r["Produce"] > records || r["Fetch"] <= 0 {
@@ -222,27 +226,96 @@ func TestLoadGetHoldsItsRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The generator parses answers itself: every framing a server may use
+	// must leave the connection ready for the next request.
+	big := bytes.Repeat([]byte("x"), 64<<10)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1)%10 == 0 {
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
+		n := hits.Add(1)
 		if r.Header.Get("Authorization") == "Bearer k1" {
 			authed.Add(1)
+		}
+		switch n % 10 {
+		case 0:
+			w.WriteHeader(http.StatusTooManyRequests)
+		case 1: // chunked, with a trailer
+			w.Header().Set("Trailer", "X-Sum")
+			w.Write([]byte("first"))
+			w.(http.Flusher).Flush()
+			w.Write(big)
+			w.Header().Set("X-Sum", "1")
+		case 2:
+			w.Header().Set("Connection", "close")
+			w.Write([]byte(`{"ok":true}`))
+		case 3: // a body larger than the reader's buffer, its length given
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			w.Write(big)
+		case 4: // a short body, its length set by the server
+			w.Write([]byte(`{"id":"doc_1"}`))
 		}
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	var out bytes.Buffer
-	if err := loadGet(context.Background(), "http://"+ln.Addr().String()+"/x", "k1", 200, 500*time.Millisecond, &out); err != nil {
+	if err := loadGet(context.Background(), "http://"+ln.Addr().String()+"/x", "k1", getLoad{perSec: 200, d: 500 * time.Millisecond, senders: 4, timeout: 10 * time.Second}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var r getResult
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Sent != 100 || hits.Load() != 100 || r.Latency.Count != 100 || r.Non2xx != 10 || authed.Load() != 90 {
+	if r.Sent != 100 || hits.Load() != 100 || r.Latency.Count != 100 || r.Non2xx != 10 || r.Errors != 0 || authed.Load() != 100 ||
+		r.CPUPerRequest == nil || *r.CPUPerRequest <= 0 {
 		t.Fatalf("result %+v, server saw %d (%d with the key)", r, hits.Load(), authed.Load())
+	}
+}
+
+// TestLoadGetReadsARealNode runs the generator against a node: every
+// request must come back 200 with the whole document read, and a wrong
+// key must show as non-2xx answers, not as errors.
+func TestLoadGetReadsARealNode(t *testing.T) {
+	t.Parallel()
+	tn := setup(t)
+	d, code := tn.upload("gen", "a.txt", []byte("INVOICE 1\nwidget 2 x 3.00\n"), "")
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d", code)
+	}
+	url := tn.url("/v1/documents/" + d.ID)
+	for _, tc := range []struct {
+		key        string
+		ok, non2xx int
+	}{{tn.key, 100, 0}, {"not-a-key", 0, 100}} {
+		var out bytes.Buffer
+		if err := loadGet(context.Background(), url, tc.key, getLoad{perSec: 200, d: 500 * time.Millisecond, senders: 8, timeout: 10 * time.Second}, &out); err != nil {
+			t.Fatal(err)
+		}
+		var r getResult
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Sent != 100 || r.Errors != 0 || r.Latency.Count != 100 || r.Non2xx != tc.non2xx {
+			t.Fatalf("key %q: %+v, want %d answered 2xx", tc.key, r, tc.ok)
+		}
+	}
+}
+
+// TestLoadGetTimesOut checks a server that never answers costs each
+// request its timeout and counts as errors, without holding the run.
+func TestLoadGetTimesOut(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer srv.Close()
+	var out bytes.Buffer
+	start := time.Now()
+	if err := loadGet(context.Background(), srv.URL+"/x", "k", getLoad{perSec: 100, d: 100 * time.Millisecond, senders: 4, timeout: 200 * time.Millisecond}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var r getResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	// Ten requests on four senders: three rounds of 200 ms at most.
+	if r.Sent != 10 || r.Errors != 10 || r.Latency.Count != 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("%+v after %s", r, time.Since(start))
 	}
 }
 

@@ -27,6 +27,7 @@ type benchFlags struct {
 	rate, getRate, getIngest                float64
 	duration, rssEvery, linger              time.Duration
 	brokers, cpuProfile, loadGet, ceilProf  string
+	blobDir                                 string
 	heapProfile, brokerPIDs                 string
 	pids                                    []int
 	asJSON, webhooks, ceilings              bool
@@ -73,6 +74,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.heapProfile, "heapprofile", "", "write heap profiles of the half-of-peak run to PREFIX-base.pprof (after its second tenth, the drift's baseline) and PREFIX-end.pprof; each forces a collection")
 	fs.StringVar(&f.brokerPIDs, "broker-pids", "", "comma-separated process ids of the external brokers, whose CPU time each run reports per document (make bench-kafka passes them)")
 	fs.StringVar(&f.loadGet, "load-get", "", "run only the GET load generator against this URL (used as a child process)")
+	fs.StringVar(&f.blobDir, "blob-dir", "", "keep the node's uploads in a directory of their own under this one, removed at the end (default: in the node's data directory, under $TMPDIR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,6 +123,25 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		return nil, nil, err
 	}
 	e := &benchEnv{dir: dir}
+	// Closed last first, as deferred calls: the node before the directories
+	// it writes in.
+	closers := []func(){func() { os.RemoveAll(dir) }}
+	cleanup := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	blobs := ""
+	if f.blobDir != "" {
+		// The uploads on another device: on one shared disk their fsyncs
+		// are what stalls the rest (BENCHMARKS.md, "The GET generator's
+		// share of the machine").
+		if blobs, err = os.MkdirTemp(f.blobDir, "docket-bench-blobs-"); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		closers = append(closers, func() { os.RemoveAll(blobs) })
+	}
 	e.c = &benchClient{http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}, Timeout: time.Minute}}
 	cfg := Config{
 		DataDir: filepath.Join(dir, "node"), Listen: "127.0.0.1:0", BrokerListen: "127.0.0.1:0", KafkaBrokers: f.brokers,
@@ -128,7 +149,7 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		DocumentTimeout: time.Minute, MaxPages: 50, MaxUpload: 1 << 20, StatusRate: 1 << 30, IPRate: 1 << 30, Rate: 1 << 30,
 		LogFormat: "json", LogLevel: "error", Roles: "api,projections,duties,worker",
 		WebhookAllowLoopback: true, WebhookSchedule: "0s,1s,5s", StallAfter: 5 * time.Minute,
-		ProduceLinger: f.linger,
+		ProduceLinger: f.linger, BlobDir: blobs,
 	}
 	// The dispatch hop ends when the worker takes the item: its record's
 	// produce timestamp.
@@ -144,17 +165,10 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 	}
 	e.n, err = startNodeWith(ctx, cfg, zerolog.New(stderr).Level(zerolog.ErrorLevel), projections.OnApplied(listener))
 	if err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, nil, err
 	}
-	// Closed last first, as deferred calls: the node before the directory
-	// it writes in.
-	closers := []func(){func() { os.RemoveAll(dir) }, e.n.close}
-	cleanup := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
+	closers = append(closers, e.n.close)
 	key, err := os.ReadFile(filepath.Join(cfg.DataDir, "api-key"))
 	if err != nil {
 		cleanup()

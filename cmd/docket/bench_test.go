@@ -350,7 +350,8 @@ func TestHistQuantiles(t *testing.T) {
 func TestBenchLeavesNothingBehind(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // not parallel: the environment is the process's
-	f := benchFlags{brokers: os.Getenv(brokersEnv), workers: 2, webhooks: true}
+	blobs := t.TempDir()    // --blob-dir: the uploads go there, and go at the end
+	f := benchFlags{brokers: os.Getenv(brokersEnv), workers: 2, webhooks: true, blobDir: blobs}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	e, cleanup, err := startBenchEnv(ctx, f, io.Discard)
@@ -368,13 +369,20 @@ func TestBenchLeavesNothingBehind(t *testing.T) {
 		cleanup()
 		t.Fatal(err)
 	}
-	cleanup()
-	left, err := os.ReadDir(tmp)
-	if err != nil {
-		t.Fatal(err)
+	stored, err := filepath.Glob(filepath.Join(blobs, "docket-bench-blobs-*", "??", "*"))
+	if err != nil || len(stored) != 1 {
+		cleanup()
+		t.Fatalf("the upload under --blob-dir: %v, %v", stored, err)
 	}
-	for _, l := range left {
-		t.Errorf("left behind in the temporary directory: %s", l.Name())
+	cleanup()
+	for _, d := range []string{tmp, blobs} {
+		left, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range left {
+			t.Errorf("left behind in %s: %s", d, l.Name())
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ type pressure struct {
 // pressureReading is the kernel's cumulative stall totals at one moment.
 type pressureReading struct {
 	at                     time.Time
-	cpuSome, ioSome, ioFul time.Duration
+	cpuSome, ioSome, ioFull time.Duration
 	ok                     bool
 }
 
@@ -43,7 +43,7 @@ func readPressure() pressureReading {
 	var ok1, ok2, ok3 bool
 	r.cpuSome, ok1 = stallTotal(cpu, "some")
 	r.ioSome, ok2 = stallTotal(io, "some")
-	r.ioFul, ok3 = stallTotal(io, "full")
+	r.ioFull, ok3 = stallTotal(io, "full")
 	r.ok = ok1 && ok2 && ok3
 	return r
 }
@@ -80,7 +80,7 @@ func (r pressureReading) since(later pressureReading) *pressure {
 		return nil
 	}
 	pct := func(d time.Duration) float64 { return 100 * float64(d) / float64(wall) }
-	return &pressure{CPUSomePct: pct(later.cpuSome - r.cpuSome), IOSomePct: pct(later.ioSome - r.ioSome), IOFullPct: pct(later.ioFul - r.ioFul)}
+	return &pressure{CPUSomePct: pct(later.cpuSome - r.cpuSome), IOSomePct: pct(later.ioSome - r.ioSome), IOFullPct: pct(later.ioFull - r.ioFull)}
 }
 
 func (p *pressure) String() string {

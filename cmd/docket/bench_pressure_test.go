@@ -33,8 +33,8 @@ func TestStallTotal(t *testing.T) {
 func TestPressureSince(t *testing.T) {
 	t.Parallel()
 	at := time.Now()
-	a := pressureReading{at: at, cpuSome: time.Second, ioSome: 2 * time.Second, ioFul: time.Second, ok: true}
-	b := pressureReading{at: at.Add(10 * time.Second), cpuSome: 6 * time.Second, ioSome: 3 * time.Second, ioFul: 1100 * time.Millisecond, ok: true}
+	a := pressureReading{at: at, cpuSome: time.Second, ioSome: 2 * time.Second, ioFull: time.Second, ok: true}
+	b := pressureReading{at: at.Add(10 * time.Second), cpuSome: 6 * time.Second, ioSome: 3 * time.Second, ioFull: 1100 * time.Millisecond, ok: true}
 	p := a.since(b)
 	if p == nil || p.CPUSomePct != 50 || p.IOSomePct != 10 || p.IOFullPct != 1 {
 		t.Fatalf("since: %+v, want 50 %%, 10 %% and 1 %%", p)
@@ -45,7 +45,7 @@ func TestPressureSince(t *testing.T) {
 	// On a kernel with pressure stall information, a real reading works.
 	if _, err := os.Stat("/proc/pressure/io"); err == nil {
 		r := readPressure()
-		if !r.ok || r.ioSome < r.ioFul {
+		if !r.ok || r.ioSome < r.ioFull {
 			t.Fatalf("reading %+v: io some must be at least io full", r)
 		}
 	}

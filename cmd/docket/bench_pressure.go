@@ -25,9 +25,9 @@ type pressure struct {
 
 // pressureReading is the kernel's cumulative stall totals at one moment.
 type pressureReading struct {
-	at                     time.Time
+	at                      time.Time
 	cpuSome, ioSome, ioFull time.Duration
-	ok                     bool
+	ok                      bool
 }
 
 // readPressure reads /proc/pressure/cpu and io; ok is false where the

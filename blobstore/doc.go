@@ -11,11 +11,18 @@
 // object storage will follow behind the same contract.
 //
 // FS is written for crashes, not just for errors. A blob becomes visible
-// under its key only by an atomic rename of a fully written and fsynced
-// temporary file, followed by an fsync of the directory, so a key that
-// exists always names complete bytes. Temporary files live in a tmp
-// directory inside the store because rename is only atomic within one
-// filesystem, and because that gives NewFS one place to sweep after a crash.
+// under its key only by an atomic rename of a fully written temporary
+// file, and only once its bytes are durable: a blob of up to JournalMax
+// bytes (1 MiB) through a record in the store's journal, whose fdatasync
+// concurrent Puts share (journal.go); a larger one by an fsync of the file
+// before the rename and of its directory after. After a machine crash a
+// key may name a file whose data never reached the disk, until the next
+// NewFS on the directory rewrites it from the journal; a process crash
+// loses nothing, since the page cache outlives it.
+//
+// Temporary files live in a tmp directory inside the store because rename
+// is only atomic within one filesystem, and because that gives NewFS one
+// place to sweep after a crash.
 // Nodes on one machine may share the directory, so each store writes under
 // tmp/<id>, holds a lock on tmp/<id>.lock while it lives, and NewFS sweeps
 // only the directories whose lock is free: a node that starts never takes

@@ -43,6 +43,10 @@ type FS struct {
 	lock    *os.File // held while the store lives: nobody sweeps tmp
 	maxSize int64
 	next    atomic.Uint32 // the temporary directory of the next Put
+	// journal makes blobs of at most journalMax bytes durable with a
+	// shared fdatasync (journal.go); nil when JournalMax is 0.
+	journal    *journal
+	journalMax int64
 	// syncDir makes a directory's entries durable (tests count its calls).
 	syncDir func(dir string) error
 }
@@ -82,6 +86,9 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blobstore: resolve %s: %w", dir, err)
 	}
+	if cfg.journalMax > 0 && cfg.journalSegment < segHeader+recHeader+cfg.journalMax {
+		return nil, fmt.Errorf("blobstore: journal segment of %d bytes cannot hold a %d-byte blob", cfg.journalSegment, cfg.journalMax)
+	}
 	root := filepath.Join(abs, tmpDirName)
 	if err := os.MkdirAll(root, 0o750); err != nil {
 		return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
@@ -90,31 +97,48 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sweepTemp(root, tmp); err != nil {
+	s := &FS{dir: abs, tmp: tmp, lock: lock, maxSize: cfg.maxSize, journalMax: cfg.journalMax, syncDir: syncDir}
+	if err := s.prepare(root, cfg); err != nil {
 		lock.Close()
 		return nil, err
 	}
+	return s, nil
+}
+
+// prepare makes the store's directories, and recovers and removes what
+// dead stores left under root.
+func (s *FS) prepare(root string, cfg config) error {
 	for i := range tmpDirs {
-		if err := os.MkdirAll(filepath.Join(tmp, fmt.Sprintf("%02x", i)), 0o750); err != nil {
-			lock.Close()
-			return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
+		if err := os.MkdirAll(filepath.Join(s.tmp, fmt.Sprintf("%02x", i)), 0o750); err != nil {
+			return fmt.Errorf("blobstore: create temp dir: %w", err)
 		}
 	}
 	// All 256 shard directories are created and made durable up front, so
 	// Put never has to wonder whether another goroutine's new shard entry
 	// has reached the disk yet.
 	for i := range 256 {
-		shard := filepath.Join(abs, fmt.Sprintf("%02x", i))
+		shard := filepath.Join(s.dir, fmt.Sprintf("%02x", i))
 		if err := os.Mkdir(shard, 0o750); err != nil && !errors.Is(err, os.ErrExist) {
-			lock.Close()
-			return nil, fmt.Errorf("blobstore: create shard dir: %w", err)
+			return fmt.Errorf("blobstore: create shard dir: %w", err)
 		}
 	}
-	if err := syncDir(abs); err != nil {
-		lock.Close()
-		return nil, err
+	if err := syncDir(s.dir); err != nil {
+		return err
 	}
-	return &FS{dir: abs, tmp: tmp, lock: lock, maxSize: cfg.maxSize, syncDir: syncDir}, nil
+	if err := sweepTemp(root, s.tmp, func(dead string) error {
+		_, err := s.recoverJournal(dead)
+		return err
+	}); err != nil {
+		return err
+	}
+	if cfg.journalMax > 0 {
+		j, err := newJournal(filepath.Join(s.tmp, journalDirName), cfg.journalSegment)
+		if err != nil {
+			return err
+		}
+		s.journal = j
+	}
+	return nil
 }
 
 // Put implements Store. Cancelling ctx is noticed between reads; a Read that
@@ -149,21 +173,46 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 		}
 	}()
 
-	size, sum, err := s.copy(ctx, f, r)
+	var small *capture
+	w := io.Writer(f)
+	if s.journal != nil {
+		small = getCapture(s.journalMax)
+		defer putCapture(small)
+		w = io.MultiWriter(f, small)
+	}
+	size, sum, err := s.copy(ctx, w, r)
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := f.Sync(); err != nil {
-		return Blob{}, fmt.Errorf("blobstore: sync temp file: %w", err)
+	key := hex.EncodeToString(sum)
+	blob = Blob{Key: key, Size: size}
+	final := s.path(key)
+
+	// A small blob is durable once its journal record is; its file needs
+	// no sync of its own, nor does its directory (journal.go). If the
+	// journal has failed, the Put syncs as if there were none.
+	var done func(string)
+	if small != nil && !small.over {
+		done, err = s.journal.append(sum, small.b)
+		if err != nil && !errors.Is(err, errJournalFailed) {
+			return Blob{}, err
+		}
 	}
+	if done == nil {
+		if err := f.Sync(); err != nil {
+			return Blob{}, fmt.Errorf("blobstore: sync temp file: %w", err)
+		}
+	}
+	renamed := ""
+	defer func() {
+		if done != nil {
+			done(renamed)
+		}
+	}()
 	closed = true
 	if err := f.Close(); err != nil {
 		return Blob{}, fmt.Errorf("blobstore: close temp file: %w", err)
 	}
-
-	key := hex.EncodeToString(sum)
-	blob = Blob{Key: key, Size: size}
-	final := s.path(key)
 
 	shard := filepath.Dir(final)
 	// Same key means same content, so an existing blob of the right size is
@@ -171,10 +220,13 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 	// existing blob may be a concurrent Put's, renamed into place but not
 	// yet made durable by its directory sync: sync it here too, or this
 	// Put could be acknowledged and its blob lost in a crash. (The content
-	// itself was synced before that rename.)
+	// itself was synced before that rename.) A journaled Put needs no
+	// sync: its own record holds the bytes.
 	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
-		if err := s.syncDir(shard); err != nil {
-			return Blob{}, err
+		if done == nil {
+			if err := s.syncDir(shard); err != nil {
+				return Blob{}, err
+			}
 		}
 		return blob, nil
 	}
@@ -186,6 +238,10 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 	// atomically replaces identical bytes, so the loser is harmless.
 	if err := os.Rename(tmpName, final); err != nil {
 		return Blob{}, fmt.Errorf("blobstore: rename into place: %w", err)
+	}
+	if done != nil {
+		renamed = final
+		return blob, nil
 	}
 	if err := s.syncDir(shard); err != nil {
 		return Blob{}, err

@@ -29,8 +29,8 @@ func setup(t testing.TB, opts ...Option) (*FS, string) {
 }
 
 // files lists the regular files under dir, relative to it; directories
-// (shards, tmp) and the lock files of temporary directories are expected
-// and ignored.
+// (shards, tmp), the lock files of temporary directories and the segments
+// of live journals are expected and ignored.
 func files(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -38,7 +38,7 @@ func files(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && !strings.HasSuffix(path, lockSuffix) {
+		if !d.IsDir() && !strings.HasSuffix(path, lockSuffix) && filepath.Base(filepath.Dir(path)) != journalDirName {
 			rel, _ := filepath.Rel(dir, path)
 			out = append(out, rel)
 		}
@@ -130,7 +130,7 @@ func TestPutSameContentTwice(t *testing.T) {
 // survive a crash.
 func TestPutSameContentSyncsTheExistingEntry(t *testing.T) {
 	t.Parallel()
-	s, _ := setup(t)
+	s, _ := setup(t, JournalMax(0))
 	var synced []string
 	s.syncDir = func(dir string) error {
 		synced = append(synced, dir)
@@ -510,23 +510,35 @@ func TestConcurrentPutSameContent(t *testing.T) {
 }
 
 // BenchmarkPutParallel puts small blobs from 32 goroutines, as concurrent
-// uploads do: what the temporary files' directories cost under contention.
+// uploads do: what the temporary files' directories cost under contention,
+// with the journal's shared fdatasync and with an fsync of each blob's file
+// and directory.
 func BenchmarkPutParallel(b *testing.B) {
-	s, _ := setup(b)
-	ctx := context.Background()
-	var n atomic.Int64
-	b.SetParallelism(16)
-	b.RunParallel(func(pb *testing.PB) {
-		body := make([]byte, 1<<10)
-		for pb.Next() {
-			i := n.Add(1)
-			binary.LittleEndian.PutUint64(body, uint64(i))
-			if _, err := s.Put(ctx, bytes.NewReader(body)); err != nil {
-				b.Error(err)
-				return
+	for _, c := range []struct {
+		name string
+		max  int64
+	}{{"journal", DefaultJournalMax}, {"fsync", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, _ := setup(b, JournalMax(c.max))
+			ctx := context.Background()
+			var n atomic.Int64
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				body := make([]byte, 1<<10)
+				for pb.Next() {
+					i := n.Add(1)
+					binary.LittleEndian.PutUint64(body, uint64(i))
+					if _, err := s.Put(ctx, bytes.NewReader(body)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			if st := s.JournalStats(); st.Syncs > 0 {
+				b.ReportMetric(float64(st.Records)/float64(st.Syncs), "records/sync")
 			}
-		}
-	})
+		})
+	}
 }
 
 func BenchmarkPut(b *testing.B) {
@@ -621,7 +633,7 @@ func TestClaimTempDirAfterASweeperTookIt(t *testing.T) {
 		if len(swept) == 0 {
 			swept = append(swept, path)
 			name := strings.TrimSuffix(filepath.Base(path), lockSuffix)
-			if err := sweepIfFree(root, name); err != nil {
+			if err := sweepIfFree(root, name, nil); err != nil {
 				t.Errorf("sweep: %v", err)
 			}
 		}
@@ -646,7 +658,7 @@ func TestClaimTempDirAfterASweeperTookIt(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if err := sweepTemp(root, ""); err != nil {
+	if err := sweepTemp(root, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); err != nil {

@@ -7,11 +7,13 @@ const DefaultMaxSize int64 = 25 << 20
 type Option func(*config)
 
 type config struct {
-	maxSize int64
+	maxSize        int64
+	journalMax     int64
+	journalSegment int64
 }
 
 func defaultConfig() config {
-	return config{maxSize: DefaultMaxSize}
+	return config{maxSize: DefaultMaxSize, journalMax: DefaultJournalMax, journalSegment: DefaultJournalSegment}
 }
 
 // MaxSize sets the largest blob Put accepts, in bytes. The default is
@@ -19,4 +21,20 @@ func defaultConfig() config {
 // is ErrTooLarge. NewFS rejects n <= 0.
 func MaxSize(n int64) Option {
 	return func(c *config) { c.maxSize = n }
+}
+
+// JournalMax sets the largest blob made durable through the store's
+// journal, with an fdatasync shared by concurrent Puts, instead of an fsync
+// of its own file and directory (journal.go). The default is
+// DefaultJournalMax (1 MiB); 0 turns the journal off.
+func JournalMax(n int64) Option {
+	return func(c *config) { c.journalMax = n }
+}
+
+// JournalSegment sets the size of each of the journal's two segments: the
+// store makes the blobs of a full segment durable on their own and then
+// reuses it. The default is DefaultJournalSegment (32 MiB). NewFS rejects
+// a size that cannot hold a blob of JournalMax bytes and its header.
+func JournalSegment(n int64) Option {
+	return func(c *config) { c.journalSegment = n }
 }

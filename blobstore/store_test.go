@@ -369,9 +369,13 @@ func newFSUnderTest(t *testing.T, opts ...Option) storeUnderTest {
 			return blobs
 		},
 		temps: func(t *testing.T) []string {
-			// The store's own lock file lives as long as the store.
+			// The store's own lock file and journal live as long as the
+			// store.
 			own := filepath.Base(s.tmp) + lockSuffix
-			return slices.DeleteFunc(listFiles(t, filepath.Join(dir, tmpDirName)), func(f string) bool { return f == own })
+			journal := filepath.Join(filepath.Base(s.tmp), journalDirName) + string(filepath.Separator)
+			return slices.DeleteFunc(listFiles(t, filepath.Join(dir, tmpDirName)), func(f string) bool {
+				return f == own || strings.HasPrefix(f, journal)
+			})
 		},
 	}
 }

@@ -78,8 +78,10 @@ func samePath(f *os.File, path string) (bool, error) {
 // sweepTemp removes what no live store uses under root: the directories
 // of stores whose lock is free (then their lock files), and anything
 // without a lock file at all (an earlier version's tmp/00…3f, strays).
-// own is skipped.
-func sweepTemp(root, own string) error {
+// own is skipped. recover, when not nil, is called with each directory of
+// a dead store, holding its lock, before it is removed: a journal in it
+// may hold the only durable copy of acknowledged blobs (journal.go).
+func sweepTemp(root, own string, recover func(dir string) error) error {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return fmt.Errorf("blobstore: read temp dir: %w", err)
@@ -94,7 +96,7 @@ func sweepTemp(root, own string) error {
 		if filepath.Join(root, name) == own {
 			continue
 		}
-		if err := sweepIfFree(root, name); err != nil {
+		if err := sweepIfFree(root, name, recover); err != nil {
 			return err
 		}
 	}
@@ -116,8 +118,9 @@ func sweepTemp(root, own string) error {
 }
 
 // sweepIfFree removes root/name and then its lock file, holding the lock,
-// if no store holds it. Where locks are not supported, it keeps both.
-func sweepIfFree(root, name string) error {
+// if no store holds it, after recover (when not nil) returned nil for it.
+// Where locks are not supported, it keeps both.
+func sweepIfFree(root, name string, recover func(dir string) error) error {
 	path := filepath.Join(root, name+lockSuffix)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -136,6 +139,11 @@ func sweepIfFree(root, name string) error {
 	}
 	if same, err := samePath(f, path); err != nil || !same {
 		return nil // swept and gone, or replaced: not ours to judge
+	}
+	if recover != nil {
+		if err := recover(filepath.Join(root, name)); err != nil {
+			return err
+		}
 	}
 	if err := os.RemoveAll(filepath.Join(root, name)); err != nil {
 		return fmt.Errorf("blobstore: clean temp dir: %w", err)

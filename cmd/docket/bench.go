@@ -302,6 +302,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	cpu0 := clock.read()
 	psi0 := readPressure()
 	req0 := e.n.metrics.KafkaRequests()
+	j0, _ := journalStats(e.n.blobs)
 	docs, err := run()
 	if err != nil {
 		return nil, err
@@ -312,6 +313,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	cpu := cpu0.use(clock.read(), docs)
 	psi := psi0.since(readPressure())
 	reqs := requestsPerDoc(req0, e.n.metrics.KafkaRequests(), docs)
+	j1, _ := journalStats(e.n.blobs)
 	if err := e.n.failed(); err != nil {
 		return nil, err
 	}
@@ -325,7 +327,7 @@ func (e *benchEnv) phase(ctx context.Context, f benchFlags, mode string, run fun
 	r := &phaseResult{Mode: mode, Documents: docs, Failed: failed, BatchSize: f.batchSize, Seconds: el.Seconds(),
 		DocsPerSec: float64(docs) / el.Seconds(), Events: int(after[0] - before[0]), WorkRecords: int(after[1] - before[1]),
 		Upload: e.c.uploads.summary("upload request"), ToSucceeded: tr.toSucceeded.summary("upload -> succeeded applied"),
-		Hops: tr.hopSummaries(), CPU: cpu, KafkaRequests: reqs, Pressure: psi}
+		Hops: tr.hopSummaries(), CPU: cpu, KafkaRequests: reqs, Pressure: psi, BlobJournal: journalUse(j0, j1)}
 	r.EventsPerSec = float64(r.Events) / el.Seconds()
 	r.RecordsPerSec = float64(r.Events+r.WorkRecords) / el.Seconds()
 	if f.webhooks {

@@ -61,6 +61,9 @@ type phaseResult struct {
 	// Pressure is how much of the phase the machine's tasks were stalled
 	// for CPU and I/O (bench_pressure.go); absent without /proc/pressure.
 	Pressure *pressure `json:"pressure,omitempty"`
+	// BlobJournal is what the blob store's journal did during the phase
+	// (bench_journal.go); absent when it did nothing.
+	BlobJournal *blobJournal `json:"blob_journal,omitempty"`
 }
 
 // ceilings are the raw and replay measurements.
@@ -216,6 +219,9 @@ func (r *benchReport) print(w io.Writer) {
 		printRequests(w, p)
 		if p.Pressure != nil {
 			fmt.Fprintf(w, "  machine: %s\n", p.Pressure)
+		}
+		if p.BlobJournal != nil {
+			fmt.Fprintf(w, "  blob journal: %s\n", p.BlobJournal)
 		}
 		lats := []latency{p.Upload, p.ToSucceeded}
 		if p.ToNotified != nil {

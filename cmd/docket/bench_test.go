@@ -67,6 +67,13 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		if _, err := os.Stat("/proc/pressure/io"); err == nil && (p.Pressure == nil || p.Pressure.IOFullPct > p.Pressure.IOSomePct) {
 			t.Fatalf("%s loop: pressure %+v", p.Mode, p.Pressure)
 		}
+		// Every upload is small and new, so each loop's uploads went
+		// through the blob journal, one record each (more if retried),
+		// sharing syncs.
+		if j := p.BlobJournal; j == nil || j.Records < uint64(p.Documents) || j.Syncs == 0 || j.Syncs > j.Records ||
+			j.RecordsPerSync != float64(j.Records)/float64(j.Syncs) {
+			t.Fatalf("%s loop: blob journal %+v for %d documents", p.Mode, j, p.Documents)
+		}
 		// Requests carry at least one record each.
 		records := float64(p.Events+p.WorkRecords) / float64(p.Documents)
 		if r := p.KafkaRequests; r["Produce"] <= 0 || r["Produce"] > records || r["Fetch"] <= 0 {

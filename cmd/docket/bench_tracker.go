@@ -15,7 +15,7 @@ import (
 // produce timestamp (set by the producing client), the moment the views
 // applied a record, the work record's timestamp, the webhook's arrival.
 const (
-	hopUploadAppend  = "1 upload request -> DocumentUploaded appended (HTTP, blob fsync)"
+	hopUploadAppend  = "1 upload request -> DocumentUploaded appended (HTTP, blob made durable)"
 	hopUploadApplied = "2 DocumentUploaded appended -> projection applied"
 	hopQueuedApplied = "3 DocumentQueued appended -> projection applied"
 	hopDispatched    = "4 DocumentQueued applied -> work dispatched (duties)"

@@ -150,6 +150,7 @@ func TestMetricsMoveWithRealWork(t *testing.T) {
 		{"docket_work_queue_depth", nil, 0},
 		{"docket_projection_lag", map[string]string{"projection": "views"}, 0},
 		{"docket_broker_up", nil, 1},
+		{"docket_blob_journal_records_total", nil, 3},
 	}
 	for _, c := range checks {
 		got, found := metricValue(after, c.name, c.labels)
@@ -164,6 +165,11 @@ func TestMetricsMoveWithRealWork(t *testing.T) {
 		if !found || got < 0 || positive && got == 0 {
 			t.Errorf("docket_views_memory_bytes{part=%q} = %v (found %v)", part, got, found)
 		}
+	}
+	// Three small uploads, each with its own record, took one to three
+	// fdatasyncs of the blob journal.
+	if v, found := metricValue(after, "docket_blob_journal_syncs_total", nil); !found || v < 1 || v > 3 {
+		t.Errorf("docket_blob_journal_syncs_total = %v (found %v), want 1 to 3", v, found)
 	}
 	// A status no document is in has no series.
 	if v, found := metricValue(after, "docket_documents", map[string]string{"status": "queued"}); found {

@@ -101,6 +101,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
+	n.metrics.WatchBlobs(n.blobs)
 	roles := cfg.roleSet()
 	runCtx, stop := context.WithCancel(context.Background())
 	n.cancel = stop

@@ -222,15 +222,19 @@ func (j *journal) open(i int) (*segment, error) {
 		f.Close()
 		return nil, err
 	}
-	// The segment's name must survive a crash before any record in it
-	// counts; this happens twice in a store's life.
+	// The segment must be found after a crash before any record in it
+	// counts: its name, and the names of the directories above it up to
+	// tmp/, whose lock file tells the sweep to recover it rather than
+	// remove it as a stray. This happens twice in a store's life.
 	if err := j.sync(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("blobstore: sync journal segment: %w", err)
 	}
-	if err := syncDir(j.dir); err != nil {
-		f.Close()
-		return nil, err
+	for _, d := range []string{j.dir, filepath.Dir(j.dir), filepath.Dir(filepath.Dir(j.dir))} {
+		if err := syncDir(d); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	s.pos, s.synced = segHeader, segHeader
 	j.segs[i] = s

@@ -348,3 +348,54 @@ func TestNewFSRejectsASegmentTooSmallForItsBlobs(t *testing.T) {
 		t.Fatal("NewFS accepted a 1 MiB segment for 1 MiB blobs and their headers")
 	}
 }
+
+// A Put that finds its content stored journals it again rather than
+// syncing a directory: the file found may be another Put's that is
+// durable only through that Put's record, in another store's journal.
+func TestJournaledPutOfStoredContentSyncsNoDirectory(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	var synced int
+	s.syncDir = func(dir string) error {
+		synced++
+		return syncDir(dir)
+	}
+	ctx := context.Background()
+	for range 2 {
+		if _, err := s.Put(ctx, bytes.NewReader([]byte("the same invoice"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.JournalStats(); st.Records != 2 || synced != 0 {
+		t.Fatalf("stats %+v and %d directory syncs; want two records and none", st, synced)
+	}
+}
+
+// A dead store's directory whose lock file is gone is still recovered
+// before it is removed.
+func TestNewFSRecoversAJournalWithoutItsLockFile(t *testing.T) {
+	t.Parallel()
+	a, dir := setup(t)
+	body := []byte("an invoice whose lock file was lost")
+	b, err := a.Put(context.Background(), bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash(t, a)
+	if err := os.Remove(a.tmp + lockSuffix); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(a.path(b.Key)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(r.path(b.Key)); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("after recovery: %q, %v", got, err)
+	}
+	if _, err := os.Stat(a.tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the stray directory survived: %v", err)
+	}
+}

@@ -110,6 +110,13 @@ func sweepTemp(root, own string, recover func(dir string) error) error {
 		if _, err := os.Lstat(filepath.Join(root, e.Name()+lockSuffix)); err == nil {
 			continue
 		}
+		// Whatever lost its lock file, a journal's records are never
+		// removed unread; where there is none, this costs a listing.
+		if recover != nil && e.IsDir() {
+			if err := recover(filepath.Join(root, e.Name())); err != nil {
+				return err
+			}
+		}
 		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
 			return fmt.Errorf("blobstore: clean temp dir: %w", err)
 		}

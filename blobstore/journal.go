@@ -119,12 +119,13 @@ func newJournal(dir string, segSize int64) (*journal, error) {
 	return j, nil
 }
 
-// append writes a record of data under sum into the journal and returns
-// once it is durable. done must be called after the blob's file is renamed
-// into place (with its path) or was found there, and after a failure too
-// (with ""): the segment's checkpoint waits for it.
-func (j *journal) append(sum []byte, data []byte) (done func(path string), err error) {
-	n := int64(recHeader + len(data))
+// append writes rec, a record whose first recHeader bytes it fills in
+// (the blob's bytes follow them; see capture), under sum into the journal
+// and returns once it is durable. done must be called after the blob's
+// file is renamed into place (with its path) or was found there, and after
+// a failure too (with ""): the segment's checkpoint waits for it.
+func (j *journal) append(sum []byte, rec []byte) (done func(path string), err error) {
+	n := int64(len(rec))
 	j.mu.Lock()
 	s, err := j.reserve(n)
 	if err != nil {
@@ -141,17 +142,13 @@ func (j *journal) append(sum []byte, data []byte) (done func(path string), err e
 		}
 		l.inflight.Done()
 	}
-	var hdr [recHeader]byte
-	binary.LittleEndian.PutUint32(hdr[0:], recMagic)
-	binary.LittleEndian.PutUint64(hdr[4:], s.epoch)
-	binary.LittleEndian.PutUint32(hdr[12:], uint32(len(data)))
-	copy(hdr[16:], sum)
+	binary.LittleEndian.PutUint32(rec[0:], recMagic)
+	binary.LittleEndian.PutUint64(rec[4:], s.epoch)
+	binary.LittleEndian.PutUint32(rec[12:], uint32(len(rec)-recHeader))
+	copy(rec[16:recHeader], sum)
 	// Records are written in order, under the lock, so what a crash leaves
 	// is a prefix of them plus at most one group that no sync covered.
-	if _, err := s.f.WriteAt(hdr[:], off); err == nil {
-		_, err = s.f.WriteAt(data, off+recHeader)
-	}
-	if err != nil {
+	if _, err := s.f.WriteAt(rec, off); err != nil {
 		j.fail(fmt.Errorf("blobstore: write journal: %w", err))
 		j.mu.Unlock()
 		done("")
@@ -347,18 +344,20 @@ func (s *FS) JournalStats() JournalStats {
 	}
 }
 
-// capture keeps a copy of what is written to it, up to limit bytes; over
-// is set past that, and the copy is then dropped.
+// capture keeps a copy of what is written to it, up to limit bytes, after
+// room for a record's header, so that the journal writes the record in one
+// call without copying it again; over is set past the limit, and the copy
+// is then dropped.
 type capture struct {
-	b     []byte
+	b     []byte // the header's room, then the bytes
 	limit int64
 	over  bool
 }
 
 func (c *capture) Write(p []byte) (int, error) {
 	if !c.over {
-		if int64(len(c.b)+len(p)) > c.limit {
-			c.over, c.b = true, c.b[:0]
+		if int64(len(c.b)-recHeader+len(p)) > c.limit {
+			c.over, c.b = true, c.b[:recHeader]
 		} else {
 			c.b = append(c.b, p...)
 		}
@@ -370,7 +369,7 @@ var capturePool = sync.Pool{New: func() any { return &capture{b: make([]byte, 0,
 
 func getCapture(limit int64) *capture {
 	c := capturePool.Get().(*capture)
-	c.b, c.limit, c.over = c.b[:0], limit, false
+	c.b, c.limit, c.over = c.b[:recHeader], limit, false
 	return c
 }
 

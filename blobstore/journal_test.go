@@ -59,6 +59,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// setupOpened is setup with the journal's first segment open: opening it
+// syncs under the journal's lock, which a test's sync hook must not hold
+// or count.
+func setupOpened(t *testing.T) *FS {
+	t.Helper()
+	s, _ := setup(t)
+	if _, err := s.Put(context.Background(), bytes.NewReader([]byte("first"))); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestJournalHoldsABlobBeforePutReturns(t *testing.T) {
 	t.Parallel()
 	s, _ := setup(t)
@@ -88,13 +100,8 @@ func TestJournalHoldsABlobBeforePutReturns(t *testing.T) {
 // Puts that arrive while a sync runs wait for it and share the next one.
 func TestJournalSharesSyncs(t *testing.T) {
 	t.Parallel()
-	s, _ := setup(t)
+	s := setupOpened(t)
 	ctx := context.Background()
-	// The first Put opens the segment, syncing it under the journal's
-	// lock; the hook below must not hold that one.
-	if _, err := s.Put(ctx, bytes.NewReader([]byte("first"))); err != nil {
-		t.Fatal(err)
-	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	s.journal.sync = func(f *os.File) error {
@@ -256,11 +263,8 @@ func TestJournalLapsUnderConcurrentPuts(t *testing.T) {
 // later one, syncs its own file and directory instead.
 func TestJournalFailureFallsBackToSyncingEachBlob(t *testing.T) {
 	t.Parallel()
-	s, _ := setup(t)
+	s := setupOpened(t)
 	ctx := context.Background()
-	if _, err := s.Put(ctx, bytes.NewReader([]byte("before"))); err != nil {
-		t.Fatal(err)
-	}
 	s.journal.sync = func(*os.File) error { return errors.New("disk said no") }
 	var synced int
 	s.syncDir = func(dir string) error {

@@ -112,6 +112,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // benchEnv is the node under test and the clients around it.
 type benchEnv struct {
 	dir   string
+	blobs string // where the node keeps its uploads
 	n     *node
 	c     *benchClient
 	hooks *hookReceiver
@@ -163,6 +164,7 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 			tr.applied(recs)
 		}
 	}
+	e.blobs = cfg.blobDir()
 	e.n, err = startNodeWith(ctx, cfg, zerolog.New(stderr).Level(zerolog.ErrorLevel), projections.OnApplied(listener))
 	if err != nil {
 		cleanup()
@@ -202,6 +204,12 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 		progress("warning: this binary links cgo (built without CGO_ENABLED=0, as make build sets): Pebble's memtables and block cache are then C memory, and its figures do not compare with those of make build's binary")
 	}
 
+	if fc, ok, err := probeCreate(e.blobs); err != nil {
+		return nil, err
+	} else if ok {
+		rep.FileCreate = &fc
+		warnSlowCreate(stderr, e.blobs, fc)
+	}
 	if rep.WarmUp, err = e.warmUp(ctx, f, progress); err != nil {
 		return nil, err
 	}

@@ -7,23 +7,26 @@ import (
 
 // benchReport is what `docket bench` prints (as text, or JSON with --json).
 type benchReport struct {
-	Broker      string       `json:"broker"`
-	GoMaxProcs  int          `json:"gomaxprocs"`
-	GCPercent   int          `json:"gc_percent"`     // the Go runtime's GOGC during the run
-	CGO         bool         `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
-	Linger      string       `json:"produce_linger"` // the node's --produce-linger
-	WorkerSlots int          `json:"worker_concurrency"`
-	BatchSize   int          `json:"batch_size"`
-	Webhooks    bool         `json:"webhooks"`
-	WarmUp      []warmRound  `json:"warm_up"`
-	Peak        *phaseResult `json:"peak,omitempty"`
-	PeakRounds  []float64    `json:"peak_rounds,omitempty"` // documents/s of every closed loop; Peak is the best
-	Half        *phaseResult `json:"half_load"`
-	GETPhase    *phaseResult `json:"get_phase,omitempty"`
-	GET         *getResult   `json:"get,omitempty"`
-	RSS         *rssReport   `json:"rss,omitempty"`
-	Ceilings    *ceilings    `json:"ceilings,omitempty"`
-	Ratios      []ratio      `json:"ratios,omitempty"`
+	Broker      string `json:"broker"`
+	GoMaxProcs  int    `json:"gomaxprocs"`
+	GCPercent   int    `json:"gc_percent"`     // the Go runtime's GOGC during the run
+	CGO         bool   `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
+	Linger      string `json:"produce_linger"` // the node's --produce-linger
+	WorkerSlots int    `json:"worker_concurrency"`
+	BatchSize   int    `json:"batch_size"`
+	Webhooks    bool   `json:"webhooks"`
+	// FileCreate is what creating a file cost where the uploads go,
+	// before the runs (bench_create.go); absent where it is not measured.
+	FileCreate *fileCreate  `json:"file_create,omitempty"`
+	WarmUp     []warmRound  `json:"warm_up"`
+	Peak       *phaseResult `json:"peak,omitempty"`
+	PeakRounds []float64    `json:"peak_rounds,omitempty"` // documents/s of every closed loop; Peak is the best
+	Half       *phaseResult `json:"half_load"`
+	GETPhase   *phaseResult `json:"get_phase,omitempty"`
+	GET        *getResult   `json:"get,omitempty"`
+	RSS        *rssReport   `json:"rss,omitempty"`
+	Ceilings   *ceilings    `json:"ceilings,omitempty"`
+	Ratios     []ratio      `json:"ratios,omitempty"`
 }
 
 // warmRound is one closed-loop round of the warm-up.
@@ -187,6 +190,9 @@ func (r *benchReport) ratios() {
 
 func (r *benchReport) print(w io.Writer) {
 	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v produce_linger=%s worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.Linger, r.WorkerSlots, r.BatchSize, r.Webhooks)
+	if r.FileCreate != nil {
+		fmt.Fprintf(w, "creating a file where the uploads go: %s\n", r.FileCreate)
+	}
 	fmt.Fprintf(w, "warm-up:")
 	for _, wr := range r.WarmUp {
 		fmt.Fprintf(w, " %.0f", wr.DocsPerSec)

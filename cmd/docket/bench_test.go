@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,10 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	}
 	if rep.Half == nil || rep.Half.Documents == 0 || rep.Half.ToNotified.Count != rep.Half.Documents {
 		t.Fatalf("open loop: %+v", rep.Half)
+	}
+	// Before the runs, what creating a file costs where the uploads go.
+	if fc := rep.FileCreate; (fc != nil) != (runtime.GOOS == "linux") || fc != nil && (fc.Files != createProbeFiles || fc.CPUMicros <= 0) {
+		t.Fatalf("file creation probe on %s: %+v", runtime.GOOS, fc)
 	}
 	for _, p := range []*phaseResult{rep.Peak, rep.Half} {
 		if c := p.CPU; c == nil || c.ProcessMsPerDoc <= 0 || c.BrokerMsPerDoc == nil || *c.BrokerMsPerDoc < 0 {

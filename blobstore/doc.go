@@ -18,7 +18,13 @@
 // before the rename and of its directory after. After a machine crash a
 // key may name a file whose data never reached the disk, until the next
 // NewFS on the directory rewrites it from the journal; a process crash
-// loses nothing, since the page cache outlives it.
+// loses nothing, since the page cache outlives it. Close, at a node's
+// stop, makes the journal's blobs durable on their own and removes the
+// store's temporary directory, leaving the next NewFS nothing to recover.
+// A journal whose segment was removed from under the store (its link count
+// is 0 after a sync) fails: the Put that noticed makes the lost records'
+// blobs durable with a checkpoint, and every Put from then on fsyncs its
+// own file and directory.
 //
 // Temporary files live in a tmp directory inside the store because rename
 // is only atomic within one filesystem, and because that gives NewFS one

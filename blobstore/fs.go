@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 )
 
@@ -49,7 +50,14 @@ type FS struct {
 	journalMax int64
 	// syncDir makes a directory's entries durable (tests count its calls).
 	syncDir func(dir string) error
+	// live is held for reading by every Put and for writing by Close,
+	// which waits for the Puts in flight.
+	live   sync.RWMutex
+	closed bool
 }
+
+// ErrClosed is what Put returns after Close.
+var ErrClosed = errors.New("blobstore: store closed")
 
 var _ Store = (*FS)(nil)
 
@@ -146,6 +154,11 @@ func (s *FS) prepare(root string, cfg config) error {
 func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 	if err := ctx.Err(); err != nil {
 		return Blob{}, fmt.Errorf("blobstore: put: %w", err)
+	}
+	s.live.RLock()
+	defer s.live.RUnlock()
+	if s.closed {
+		return Blob{}, ErrClosed
 	}
 	tmpDir := filepath.Join(s.tmp, fmt.Sprintf("%02x", s.next.Add(1)%tmpDirs))
 	f, err := os.CreateTemp(tmpDir, "put-*")
@@ -247,6 +260,42 @@ func (s *FS) Put(ctx context.Context, r io.Reader) (blob Blob, err error) {
 		return Blob{}, err
 	}
 	return blob, nil
+}
+
+// Close waits for the Puts in flight, makes every blob that only the
+// journal held durable on its own (one syncfs on Linux), and removes the
+// store's temporary directory and lock, so that the next store on the
+// directory has nothing to recover: without Close, it reads and hashes the
+// journal's blobs again (up to two segments). If the journal had failed,
+// its directory is left for that recovery. Later Puts return ErrClosed;
+// Open and Stat keep working. Close is idempotent.
+func (s *FS) Close() error {
+	s.live.Lock()
+	defer s.live.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.journal != nil {
+		err = s.journal.close()
+	}
+	if err == nil {
+		if rmErr := os.RemoveAll(s.tmp); rmErr != nil {
+			err = fmt.Errorf("blobstore: remove temp dir: %w", rmErr)
+		}
+	}
+	// The directory first: a sweeper that finds a lock file without its
+	// directory removes it, one that finds a directory without its lock
+	// file recovers it.
+	name := s.lock.Name()
+	s.lock.Close()
+	if err == nil {
+		if rmErr := os.Remove(name); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+			err = fmt.Errorf("blobstore: remove temp lock: %w", rmErr)
+		}
+	}
+	return err
 }
 
 // copy streams r into w while hashing; see copyHashed.

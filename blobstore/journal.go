@@ -69,6 +69,13 @@ const DefaultJournalSegment int64 = 32 << 20
 // and Put falls back to syncing its own file.
 var errJournalFailed = errors.New("blobstore: journal failed")
 
+// errJournalUnlinked is the journal's failure when its segment is no longer
+// in the filesystem: someone removed the store's temporary directory under
+// it (a cleaner of temp files, an operator). A crash would then take the
+// segment with it, and recovery would find no record to restore blobs
+// from.
+var errJournalUnlinked = errors.New("blobstore: journal segment removed from under the store")
+
 type journal struct {
 	dir     string
 	segSize int64
@@ -76,6 +83,8 @@ type journal struct {
 	sync func(*os.File) error
 	// checkpoint makes the files renamed during a lap durable.
 	checkpoint func(f *os.File, paths []string) error
+	// linked reports whether f still has a name in the filesystem.
+	linked func(f *os.File) (bool, error)
 
 	mu     sync.Mutex
 	cond   *sync.Cond // a sync or a checkpoint finished
@@ -84,6 +93,9 @@ type journal struct {
 	failed error
 
 	records, syncs, checkpoints atomic.Uint64
+	// rescued is set by the Put that found the journal unlinked, which
+	// then makes the blobs it held durable on their own (rescue).
+	rescued atomic.Bool
 }
 
 type segment struct {
@@ -114,7 +126,7 @@ func newJournal(dir string, segSize int64) (*journal, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("blobstore: create journal dir: %w", err)
 	}
-	j := &journal{dir: dir, segSize: segSize, sync: fdatasync, checkpoint: checkpointFiles}
+	j := &journal{dir: dir, segSize: segSize, sync: fdatasync, checkpoint: checkpointFiles, linked: linked}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
 }
@@ -160,9 +172,94 @@ func (j *journal) append(sum []byte, rec []byte) (done func(path string), err er
 	j.mu.Unlock()
 	if err != nil {
 		done("")
+		if errors.Is(j.failure(), errJournalUnlinked) && j.rescued.CompareAndSwap(false, true) {
+			j.rescue()
+		}
 		return nil, err
 	}
 	return done, nil
+}
+
+// failure is the journal's sticky error, nil while it works.
+func (j *journal) failure() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
+}
+
+// rescue makes durable on their own the blobs whose records were in a
+// segment that someone unlinked: a crash would lose those records. It waits
+// for the Puts still renaming their files and for any checkpoint running,
+// then checkpoints both laps. Until it returns, a crash can still lose
+// them; the Puts that found the journal unlinked, and every later one,
+// sync their own files instead.
+func (j *journal) rescue() {
+	if err := j.checkpointAll(); err != nil {
+		j.mu.Lock()
+		j.fail(err)
+		j.mu.Unlock()
+	}
+}
+
+// checkpointAll waits for running checkpoints and for the Puts with a
+// record in either lap, then makes all their files durable at once. The
+// journal has failed or is closing, so no Put starts a record meanwhile.
+func (j *journal) checkpointAll() error {
+	j.mu.Lock()
+	for j.busy() {
+		j.cond.Wait()
+	}
+	segs := j.segs
+	j.mu.Unlock()
+	var paths []string
+	var f *os.File
+	for _, s := range segs {
+		if s == nil {
+			continue
+		}
+		s.lap.inflight.Wait()
+		s.lap.mu.Lock()
+		paths = append(paths, s.lap.paths...)
+		s.lap.mu.Unlock()
+		f = s.f
+	}
+	if f == nil {
+		return nil
+	}
+	if err := j.checkpoint(f, paths); err != nil {
+		return fmt.Errorf("blobstore: checkpoint journal: %w", err)
+	}
+	return nil
+}
+
+// busy reports whether a segment's checkpoint runs. j.mu is held.
+func (j *journal) busy() bool {
+	for _, s := range j.segs {
+		if s != nil && s.busy {
+			return true
+		}
+	}
+	return false
+}
+
+// close makes every blob the journal holds durable on its own and closes
+// its segments; a failed journal is left as it is, for recovery. No Put
+// may be in flight.
+func (j *journal) close() error {
+	j.mu.Lock()
+	failed := j.failed
+	j.fail(errJournalFailed) // nothing appends from now on
+	j.mu.Unlock()
+	err := failed
+	if err == nil {
+		err = j.checkpointAll()
+	}
+	for _, s := range j.segs {
+		if s != nil {
+			s.f.Close()
+		}
+	}
+	return err
 }
 
 // reserve returns the segment the next n bytes go to, grown to hold them.
@@ -278,11 +375,21 @@ func (j *journal) syncTo(s *segment, end int64) error {
 		target := s.pos
 		j.mu.Unlock()
 		err := j.sync(s.f)
+		var ok bool
+		if err == nil {
+			// After the sync, so that a removal it did not see is caught
+			// before the Puts it covered are acknowledged.
+			ok, err = j.linked(s.f)
+		}
 		j.mu.Lock()
 		s.syncing = false
 		j.syncs.Add(1)
 		if err != nil {
 			j.fail(fmt.Errorf("blobstore: sync journal: %w", err))
+			return errJournalFailed
+		}
+		if !ok {
+			j.fail(fmt.Errorf("%w: %s", errJournalUnlinked, s.name))
 			return errJournalFailed
 		}
 		s.synced = max(s.synced, target)

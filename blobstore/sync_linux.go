@@ -35,3 +35,13 @@ func checkpointFiles(f *os.File, _ []string) error {
 	}
 	return nil
 }
+
+// linked reports whether f still has a name: an unlinked file's data goes
+// with it in a crash.
+func linked(f *os.File) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return false, fmt.Errorf("blobstore: stat journal: %w", err)
+	}
+	return st.Nlink > 0, nil
+}

@@ -3,6 +3,7 @@
 package blobstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -33,4 +34,21 @@ func checkpointFiles(_ *os.File, paths []string) error {
 		}
 	}
 	return nil
+}
+
+// linked reports whether f still has its name: whether its path still
+// names the same file.
+func linked(f *os.File) (bool, error) {
+	a, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	b, err := os.Stat(f.Name())
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(a, b), nil
 }

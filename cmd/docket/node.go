@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -310,6 +311,14 @@ func (n *node) close() {
 		n.cancel()
 	}
 	n.wg.Wait()
+	// After the HTTP server and the worker: a blob store that closes
+	// makes what its journal held durable and leaves nothing for the next
+	// start to recover.
+	if c, ok := n.blobs.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			n.log.Error().Err(err).Msg("closing the blob store; the next start recovers it")
+		}
+	}
 	if n.views != nil {
 		_ = n.views.Close()
 	}

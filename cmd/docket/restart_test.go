@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,4 +81,28 @@ func TestRestartMidLoad(t *testing.T) {
 		t.Fatalf("%d documents, %d re-claimed", len(docs), reclaimed)
 	}
 	tn.verify()
+}
+
+// TestStopLeavesTheBlobStoreNothingToRecover: a node that stops closes its
+// blob store, which makes what its journal held durable and removes its
+// temporary directory, so the next start recovers nothing, and starts. An
+// S3 store has neither.
+func TestStopLeavesTheBlobStoreNothingToRecover(t *testing.T) {
+	t.Parallel()
+	tn := setup(t)
+	doc, code := tn.upload("closing", "inv.txt", textInvoice(1), "")
+	if code != http.StatusCreated {
+		t.Fatalf("upload: %d", code)
+	}
+	tn.stop()
+	tmp := filepath.Join(tn.cfg.blobDir(), "tmp")
+	left, err := os.ReadDir(tmp)
+	if tn.cfg.BlobStore == "" && (err != nil || len(left) != 0) {
+		t.Fatalf("left in %s after stop: %v, %v", tmp, left, err)
+	}
+	tn.start()
+	var got docView
+	if code := tn.get("/v1/documents/"+doc.ID, &got); code != http.StatusOK || got.ID != doc.ID {
+		t.Fatalf("after restart: %d %+v", code, got)
+	}
 }

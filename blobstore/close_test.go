@@ -1,0 +1,190 @@
+package blobstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// counted replaces s's checkpoint and directory sync with counting ones
+// that still do the work.
+func counted(s *FS) (checkpoints, dirSyncs *atomic.Int32) {
+	checkpoints, dirSyncs = new(atomic.Int32), new(atomic.Int32)
+	s.journal.checkpoint = func(f *os.File, paths []string) error {
+		checkpoints.Add(1)
+		return checkpointFiles(f, paths)
+	}
+	s.syncDir = func(dir string) error {
+		dirSyncs.Add(1)
+		return syncDir(dir)
+	}
+	return checkpoints, dirSyncs
+}
+
+// TestJournalRemovedUnderTheStore: someone removes a running store's
+// temporary directory, journal and all. The next Put notices before it is
+// acknowledged, makes the blobs the lost records held durable (one
+// checkpoint), and syncs its own file instead; so does every Put after it.
+func TestJournalRemovedUnderTheStore(t *testing.T) {
+	t.Parallel()
+	s := setupOpened(t)
+	ctx := context.Background()
+	checkpoints, dirSyncs := counted(s)
+	if err := os.RemoveAll(s.tmp); err != nil {
+		t.Fatal(err)
+	}
+	for i, content := range []string{"second", "third"} {
+		b, err := s.Put(ctx, bytes.NewReader([]byte(content)))
+		if err != nil {
+			t.Fatalf("Put %q: %v", content, err)
+		}
+		if _, err := s.Stat(ctx, b.Key); err != nil {
+			t.Fatal(err)
+		}
+		if got := dirSyncs.Load(); got != int32(i+1) {
+			t.Fatalf("after Put %q: %d directory syncs, want %d: it must sync its own blob", content, got, i+1)
+		}
+	}
+	if err := s.journal.failure(); !errors.Is(err, errJournalUnlinked) {
+		t.Fatalf("journal failure %v, want %v", err, errJournalUnlinked)
+	}
+	if got := checkpoints.Load(); got != 1 {
+		t.Fatalf("%d checkpoints, want one rescue of the first blob", got)
+	}
+	// The first Put's record, and the second's, written to the removed
+	// segment before its sync found it gone; none for the third.
+	if st := s.JournalStats(); st.Records != 2 {
+		t.Fatalf("stats %+v, want 2 records", st)
+	}
+}
+
+// TestCloseLeavesNothingToRecover: Close makes the journal's blobs durable
+// with one checkpoint and removes the store's temporary directory and lock,
+// so a store opened next finds only its own; later Puts fail, reads work.
+func TestCloseLeavesNothingToRecover(t *testing.T) {
+	t.Parallel()
+	s := setupOpened(t)
+	ctx := context.Background()
+	checkpoints, _ := counted(s)
+	want := map[string][]byte{}
+	for _, c := range []string{"a", "bb", "ccc"} {
+		b, err := s.Put(ctx, bytes.NewReader([]byte(c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[b.Key] = []byte(c)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpoints.Load(); got != 1 {
+		t.Fatalf("%d checkpoints at Close, want 1", got)
+	}
+	for _, p := range []string{s.tmp, s.tmp + lockSuffix} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s after Close: %v", p, err)
+		}
+	}
+	if _, err := s.Put(ctx, bytes.NewReader([]byte("late"))); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Put after Close: %v, want %v", err, ErrClosed)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	for key, content := range want {
+		r, err := s.Open(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got, content) {
+			t.Fatalf("%s after Close: %q, %v", key, got, err)
+		}
+	}
+	next, err := NewFS(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	left, err := os.ReadDir(filepath.Join(s.dir, tmpDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		if p := filepath.Join(s.dir, tmpDirName, e.Name()); p != next.tmp && p != next.tmp+lockSuffix {
+			t.Errorf("left for the next store: %s", e.Name())
+		}
+	}
+}
+
+// blockingReader returns its first byte, then blocks until released.
+type blockingReader struct {
+	reading chan struct{} // closed at the first Read
+	release chan struct{}
+	n       int
+}
+
+func (r *blockingReader) Read(p []byte) (int, error) {
+	switch r.n++; r.n {
+	case 1:
+		close(r.reading)
+		p[0] = 'x'
+		return 1, nil
+	case 2:
+		<-r.release
+	}
+	return 0, io.EOF
+}
+
+// TestCloseWaitsForPutsInFlight: a Put that is reading its body when Close
+// is called finishes, acknowledged and durable, before Close returns.
+func TestCloseWaitsForPutsInFlight(t *testing.T) {
+	t.Parallel()
+	s := setupOpened(t)
+	r := &blockingReader{reading: make(chan struct{}), release: make(chan struct{})}
+	var order []string
+	var mu sync.Mutex
+	note := func(what string) {
+		mu.Lock()
+		order = append(order, what)
+		mu.Unlock()
+	}
+	put := make(chan error)
+	go func() {
+		_, err := s.Put(context.Background(), r)
+		note("put")
+		put <- err
+	}()
+	<-r.reading
+	closed := make(chan error)
+	go func() {
+		err := s.Close()
+		note("close")
+		closed <- err
+	}()
+	// Close waits for the lock the Put holds: then no reader gets it.
+	waitFor(t, "Close to wait", func() bool {
+		if s.live.TryRLock() {
+			s.live.RUnlock()
+			return false
+		}
+		return true
+	})
+	close(r.release)
+	if err := <-put; err != nil {
+		t.Fatalf("the Put in flight: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 2 || order[0] != "put" {
+		t.Fatalf("order %v, want the Put before Close", order)
+	}
+}

@@ -12,9 +12,9 @@ import (
 
 // The journal makes small blobs durable with an fdatasync that concurrent
 // Puts share. Without it every upload paid two fsyncs of its own (its file
-// and its shard directory), each a commit of the filesystem's journal with
-// a cache flush, and on this project's 2-core VM those commits stalled the
-// whole machine's I/O: GET p99 28–136 ms with the blobs on the disk
+// and its shard directory), each a metadata write (on a journaled
+// filesystem, a commit of its journal) with a cache flush, and on this
+// project's 2-core VM those writes stalled the whole machine's I/O: GET p99 28–136 ms with the blobs on the disk
 // against 5.6–10.6 ms with them on tmpfs (BENCHMARKS.md).
 //
 // A Put of at most the journal's limit appends its bytes, with its key, to
@@ -22,8 +22,8 @@ import (
 // then renames its unsynced temporary file into place. Every blob visible
 // under a key is therefore either durable itself or has a durable record in
 // a live journal. The segments are zeroed ahead of the records, so the
-// fdatasync that covers a record writes data blocks only: no inode change,
-// no commit of the filesystem's journal, except once per growth step.
+// fdatasync that covers a record writes data blocks only: no inode change
+// (no commit of a filesystem's journal), except once per growth step.
 //
 // Two segments alternate. When one is full, new records go to the other,
 // and a goroutine checkpoints the full one: it waits until every Put with a
@@ -337,8 +337,8 @@ func (j *journal) open(i int) (*segment, error) {
 
 // grow zeroes the segment up to at least end, a growth step at a time.
 // Written zeros, not fallocate: an allocated but unwritten extent changes
-// on its first write, and that change would need the filesystem's journal
-// on every fdatasync.
+// on its first write, and every fdatasync would then write that metadata
+// change too.
 func (j *journal) grow(s *segment, end int64) error {
 	to := min(max(end, s.size+growStep), j.segSize)
 	zeros := make([]byte, to-s.size)

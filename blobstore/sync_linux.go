@@ -13,8 +13,8 @@ import (
 const needPaths = false
 
 // fdatasync writes f's data, and its size when that changed, but not its
-// timestamps: on a segment zeroed ahead, no commit of the filesystem's
-// journal.
+// timestamps: on a segment zeroed ahead, no metadata at all (no commit of
+// a filesystem's journal).
 func fdatasync(f *os.File) error {
 	for {
 		err := unix.Fdatasync(int(f.Fd()))

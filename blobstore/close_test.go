@@ -226,3 +226,28 @@ func BenchmarkReopen(b *testing.B) {
 		})
 	}
 }
+
+// TestJournalRescueFailureFailsThePut: when the checkpoint that rescues a
+// removed journal's blobs fails, the Put that ran it fails too, rather than
+// be acknowledged while earlier blobs may not be on the disk; the Puts
+// after it sync their own files.
+func TestJournalRescueFailureFailsThePut(t *testing.T) {
+	t.Parallel()
+	s := setupOpened(t)
+	ctx := context.Background()
+	broken := errors.New("disk said no")
+	s.journal.checkpoint = func(*os.File, []string) error { return broken }
+	if err := os.RemoveAll(s.tmp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, bytes.NewReader([]byte("second"))); !errors.Is(err, broken) {
+		t.Fatalf("Put that ran the failed rescue: %v, want %v", err, broken)
+	}
+	b, err := s.Put(ctx, bytes.NewReader([]byte("third")))
+	if err != nil {
+		t.Fatalf("the Put after it: %v", err)
+	}
+	if _, err := s.Stat(ctx, b.Key); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -23,8 +23,8 @@
 // store's temporary directory, leaving the next NewFS nothing to recover.
 // A journal whose segment was removed from under the store (its link count
 // is 0 after a sync) fails: the Put that noticed makes the lost records'
-// blobs durable with a checkpoint, and every Put from then on fsyncs its
-// own file and directory.
+// blobs durable with a checkpoint (and fails if that fails), and every Put
+// from then on fsyncs its own file and directory.
 //
 // Temporary files live in a tmp directory inside the store because rename
 // is only atomic within one filesystem, and because that gives NewFS one

@@ -14,8 +14,9 @@ import (
 // Puts share. Without it every upload paid two fsyncs of its own (its file
 // and its shard directory), each a metadata write (on a journaled
 // filesystem, a commit of its journal) with a cache flush, and on this
-// project's 2-core VM those writes stalled the whole machine's I/O: GET p99 28–136 ms with the blobs on the disk
-// against 5.6–10.6 ms with them on tmpfs (BENCHMARKS.md).
+// project's 2-core VM those writes stalled the whole machine's I/O: GET
+// p99 28–136 ms with the blobs on the disk against 5.6–10.6 ms with them on
+// tmpfs (BENCHMARKS.md).
 //
 // A Put of at most the journal's limit appends its bytes, with its key, to
 // the current segment, waits for a group fdatasync to cover them, and only
@@ -94,7 +95,7 @@ type journal struct {
 
 	records, syncs, checkpoints atomic.Uint64
 	// rescued is set by the Put that found the journal unlinked, which
-	// then makes the blobs it held durable on their own (rescue).
+	// then makes the blobs it held durable on their own (append).
 	rescued atomic.Bool
 }
 
@@ -172,8 +173,15 @@ func (j *journal) append(sum []byte, rec []byte) (done func(path string), err er
 	j.mu.Unlock()
 	if err != nil {
 		done("")
+		// The first Put to find the segment unlinked makes durable on
+		// their own the blobs whose records went with it: a crash would
+		// lose them. Until it is done, a crash still can. If it fails,
+		// so does this Put: after a failed syncfs nothing written is
+		// known to be on the disk.
 		if errors.Is(j.failure(), errJournalUnlinked) && j.rescued.CompareAndSwap(false, true) {
-			j.rescue()
+			if rerr := j.checkpointAll(); rerr != nil {
+				return nil, rerr
+			}
 		}
 		return nil, err
 	}
@@ -185,20 +193,6 @@ func (j *journal) failure() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.failed
-}
-
-// rescue makes durable on their own the blobs whose records were in a
-// segment that someone unlinked: a crash would lose those records. It waits
-// for the Puts still renaming their files and for any checkpoint running,
-// then checkpoints both laps. Until it returns, a crash can still lose
-// them; the Puts that found the journal unlinked, and every later one,
-// sync their own files instead.
-func (j *journal) rescue() {
-	if err := j.checkpointAll(); err != nil {
-		j.mu.Lock()
-		j.fail(err)
-		j.mu.Unlock()
-	}
 }
 
 // checkpointAll waits for running checkpoints and for the Puts with a

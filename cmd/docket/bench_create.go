@@ -11,12 +11,12 @@ import (
 // directory the node's uploads go to, measured before the runs: every
 // upload creates one (its temporary file). On ext4 without a journal (this
 // VM's root file system), the kernel skips, one by one, every inode of the
-// block group freed in the last five minutes (fs/ext4/ialloc.c,
-// recently_deleted), and a run started soon after another run or a test
-// removed tens of thousands of files paid 400-550 µs of CPU per file
-// instead of 15-25 (BENCHMARKS.md, "Creating a file, and the five minutes
-// after removing many"). A run's figures are comparable with another's only
-// when this one is too.
+// block group freed in the last minute, or six while its inode-table block
+// is unwritten (fs/ext4/ialloc.c, recently_deleted), and a run started
+// soon after another run or a test removed tens of thousands of files paid
+// 400-550 µs of CPU per file instead of 15-25 (BENCHMARKS.md, Reproduce
+// and "Creating a file, measured before every run"). A run's figures are
+// comparable with another's only when this one is too.
 type fileCreate struct {
 	// Files is how many files the probe created.
 	Files int `json:"files"`
@@ -37,7 +37,7 @@ const slowCreate = 100.0
 // probeCreate creates createProbeFiles empty files under dir/create-probe
 // and measures their CPU. It leaves them: removing them now would
 // free as many inodes for the kernel to skip in every creation of the next
-// five minutes on ext4 without a journal, the cost it measures; they go
+// minutes on ext4 without a journal, the cost it measures; they go
 // with the bench's directories. ok is false where a thread's CPU cannot be
 // read.
 func probeCreate(dir string) (fc fileCreate, ok bool, err error) {
@@ -71,6 +71,6 @@ func warnSlowCreate(w io.Writer, dir string, fc fileCreate) {
 		return
 	}
 	fmt.Fprintf(w, "bench: warning: creating a file in %s costs %.0f µs of CPU (more than %.0f), and every upload creates one: "+
-		"on ext4 without a journal the kernel skips the inodes freed in the last five minutes one by one. "+
+		"on ext4 without a journal the kernel skips the inodes freed in the last minutes one by one. "+
 		"Wait five minutes after removing many files (an earlier run, the tests), or give --blob-dir another directory.\n", dir, fc.CPUMicros, slowCreate)
 }

@@ -72,5 +72,5 @@ func warnSlowCreate(w io.Writer, dir string, fc fileCreate) {
 	}
 	fmt.Fprintf(w, "bench: warning: creating a file in %s costs %.0f µs of CPU (more than %.0f), and every upload creates one: "+
 		"on ext4 without a journal the kernel skips the inodes freed in the last minutes one by one. "+
-		"Wait five minutes after removing many files (an earlier run, the tests), or give --blob-dir another directory.\n", dir, fc.CPUMicros, slowCreate)
+		"Wait six minutes after removing many files (an earlier run, the tests), or give --blob-dir another directory.\n", dir, fc.CPUMicros, slowCreate)
 }

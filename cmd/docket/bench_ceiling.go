@@ -25,6 +25,9 @@ type rate struct {
 	Bytes   int64   `json:"bytes,omitempty"`
 	Seconds float64 `json:"seconds"`
 	PerSec  float64 `json:"records_per_second"`
+	// CPU is what the same seconds cost in CPU, per record; absent where
+	// it was not measured (bench_floor.go).
+	CPU *recordCPU `json:"cpu,omitempty"`
 }
 
 func newRate(n int, bytes int64, d time.Duration) rate {
@@ -75,7 +78,7 @@ func createTopic(ctx context.Context, cl *kgo.Client, topic string, partitions i
 
 // rawConsume reads topic cold (a new client) from offset 0 up to end, and
 // returns the first keep records.
-func rawConsume(ctx context.Context, seeds []string, topic string, end map[int32]int64, keep int) ([]*kgo.Record, rate, error) {
+func rawConsume(ctx context.Context, clock cpuClock, seeds []string, topic string, end map[int32]int64, keep int) ([]*kgo.Record, rate, error) {
 	parts := map[int32]kgo.Offset{}
 	want := 0
 	for p, e := range end {
@@ -93,7 +96,7 @@ func rawConsume(ctx context.Context, seeds []string, topic string, end map[int32
 	var out []*kgo.Record
 	var bytes int64
 	n := 0
-	start := time.Now()
+	sw := clock.start()
 	for n < want {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -110,7 +113,7 @@ func rawConsume(ctx context.Context, seeds []string, topic string, end map[int32
 			}
 		})
 	}
-	return out, newRate(n, bytes, time.Since(start)), nil
+	return out, sw.rate(n, bytes), nil
 }
 
 // rawProduce writes copies of recs (same keys, values, headers) to a fresh

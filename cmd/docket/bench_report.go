@@ -77,11 +77,21 @@ type ceilings struct {
 	RawProduceLinger  rate     `json:"raw_produce_linger_5ms"`
 	RawLatency        *latency `json:"raw_produce_to_consume_latency,omitempty"`
 	RawPebble         rate     `json:"raw_pebble"`
-	AppendPath        rate     `json:"append_path"`
-	ApplyPath         rate     `json:"apply_path"`
-	Replay            rate     `json:"replay"`
-	Decode            rate     `json:"avro_decode"`
-	ViewKeys          int      `json:"view_keys"`
+	// RawPebbleNoCopies is the same without the history's copies of the
+	// events (he/).
+	RawPebbleNoCopies rate `json:"raw_pebble_without_copies"`
+	// RawIngest and RawIngestNoCopies write the same keys into an sstable
+	// and ingest it (bench_replay.go).
+	RawIngest         rate `json:"raw_pebble_ingest"`
+	RawIngestNoCopies rate `json:"raw_pebble_ingest_without_copies"`
+	AppendPath        rate `json:"append_path"`
+	ApplyPath         rate `json:"apply_path"`
+	Replay            rate `json:"replay"`
+	Decode            rate `json:"avro_decode"`
+	ViewKeys          int  `json:"view_keys"`
+	// Floor is the least CPU the consume-side targets need against what
+	// the cores give (bench_floor.go); absent where CPU is not read.
+	Floor *cpuFloor `json:"cpu_floor,omitempty"`
 	// Rounds are the raw consume, replay, apply-path and decode
 	// measurements of every round, ProduceRounds the raw produce,
 	// produce+consume and append-path ones; the figures above are the best
@@ -176,6 +186,12 @@ func (r *benchReport) ratios() {
 		// too high).
 		add("projection apply / that raw Pebble bound (events/s)", div(c.ApplyPath.PerSec, bound), noTarget, true)
 	}
+	// Above 1: even reading, decoding and writing these views, with no
+	// fold, needs more CPU than the machine's cores give at the target.
+	if f := c.Floor; f != nil {
+		add(fmt.Sprintf("CPU floor: replay at %.1f x raw consume needs / what the cores give", f.Replay.Target), f.Replay.Share, noTarget, true)
+		add(fmt.Sprintf("CPU floor: apply at %.1f x raw consume needs / what the cores give", f.Apply.Target), f.Apply.Share, noTarget, true)
+	}
 	if r.GET != nil {
 		ingest := r.Half.Rate
 		if r.GETPhase != nil {
@@ -259,8 +275,16 @@ func (r *benchReport) print(w io.Writer) {
 		}{{"raw consume of the event log (cold, offset 0)", c.RawConsume}, {"replay into empty views (cold, offset 0)", c.Replay},
 			{"projection apply (decode, fold, Pebble batch)", c.ApplyPath}, {"raw produce (acks=all, idempotent)", c.RawProduce}, {"raw produce, 5 ms linger", c.RawProduceLinger},
 			{"append path (event store)", c.AppendPath}, {"raw produce+consume", c.RawProduceConsume}, {"raw Pebble batch writes (view keys)", c.RawPebble},
-			{"Avro decode alone (in memory)", c.Decode}} {
-			fmt.Fprintf(w, "  %-48s %8d records in %6.2f s = %9.0f /s\n", x.name, x.r.Records, x.r.Seconds, x.r.PerSec)
+			{"  the same without the history's copies", c.RawPebbleNoCopies}, {"raw Pebble sstable ingestion (view keys)", c.RawIngest},
+			{"  the same without the history's copies", c.RawIngestNoCopies}, {"Avro decode alone (in memory)", c.Decode}} {
+			fmt.Fprintf(w, "  %-48s %8d records in %6.2f s = %9.0f /s", x.name, x.r.Records, x.r.Seconds, x.r.PerSec)
+			if x.r.CPU != nil {
+				fmt.Fprintf(w, ", CPU %.2f µs a record", x.r.CPU.ProcessUs)
+				if x.r.CPU.BrokerUs != nil {
+					fmt.Fprintf(w, " + %.2f in the broker", *x.r.CPU.BrokerUs)
+				}
+			}
+			fmt.Fprintln(w)
 		}
 		for i, rd := range c.Rounds {
 			fmt.Fprintf(w, "  consume round %d of %d: raw consume %.0f /s, replay %.0f /s, apply %.0f /s, decode %.0f /s\n",
@@ -273,6 +297,9 @@ func (r *benchReport) print(w io.Writer) {
 		fmt.Fprintf(w, "  (each figure above is the best of its rounds, but the 5 ms linger, measured once)\n")
 		if c.RawLatency != nil {
 			printLatency(w, *c.RawLatency)
+		}
+		if c.Floor != nil {
+			c.Floor.print(w)
 		}
 	}
 	if len(r.Ratios) > 0 {

@@ -132,12 +132,35 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	if c.RawProduce.Records != 200 || c.AppendPath.Records != 200 || c.ApplyPath.Records != 200 || c.ViewKeys == 0 || c.RawLatency == nil {
 		t.Fatalf("ceilings: %+v", c)
 	}
+	// Where the process's CPU is read, every consume-side ceiling has its
+	// CPU, the raw consume the broker's too, and the floor is set from
+	// them; without the copies the views hold fewer keys.
+	if _, ok := processCPU(); ok {
+		for name, r := range map[string]rate{"raw consume": c.RawConsume, "replay": c.Replay, "apply": c.ApplyPath, "decode": c.Decode,
+			"raw Pebble": c.RawPebble, "raw Pebble without copies": c.RawPebbleNoCopies, "ingestion": c.RawIngest, "ingestion without copies": c.RawIngestNoCopies} {
+			if r.CPU == nil || r.CPU.ProcessUs <= 0 {
+				t.Errorf("%s: CPU %+v", name, r.CPU)
+			}
+		}
+		if c.RawConsume.CPU != nil && c.RawConsume.CPU.BrokerUs == nil {
+			t.Errorf("raw consume without the broker's CPU")
+		}
+		if c.RawPebbleNoCopies.Records <= 0 || c.RawPebbleNoCopies.Records >= c.RawPebble.Records ||
+			c.RawIngest.Records != c.RawPebble.Records || c.RawIngestNoCopies.Records != c.RawPebbleNoCopies.Records {
+			t.Errorf("view keys, with and without the history's copies: batches %d and %d, ingested %d and %d",
+				c.RawPebble.Records, c.RawPebbleNoCopies.Records, c.RawIngest.Records, c.RawIngestNoCopies.Records)
+		}
+		if f := c.Floor; f == nil || f.Cores != runtime.NumCPU() || !f.BrokerCounted || f.Replay.NeedUs <= f.Apply.NeedUs || f.Replay.Share <= 0 || f.Apply.ShareNoCopies >= f.Apply.Share {
+			t.Errorf("CPU floor: %+v", f)
+		}
+	}
 	var names []string
 	for _, r := range rep.Ratios {
 		names = append(names, r.Name)
 	}
 	for _, want := range []string{"append path / raw produce", "replay (cold, offset 0) / raw consume", "lifecycle p99 at half of peak",
-		"one hop: event appended -> applied p99", "bound: Avro decode alone", "bound: raw Pebble writes of the final views"} {
+		"one hop: event appended -> applied p99", "bound: Avro decode alone", "bound: raw Pebble writes of the final views",
+		"CPU floor: replay at 0.5", "CPU floor: apply at 0.3"} {
 		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, want) }) {
 			t.Errorf("no ratio %q in %v", want, names)
 		}
@@ -155,8 +178,6 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	}
 }
 
-// TestLoadGetHoldsItsRate checks the GET generator sends at its fixed rate,
-// with the key, and counts what the server answered.
 // TestBenchApplyAgainstPebbleBound checks the apply path's row against
 // the raw Pebble bound when the apply path folds a prefix of the log (it
 // folds --ceiling-records), as every run longer than that does: the row
@@ -231,6 +252,8 @@ func TestBenchDecodesAsTheReaderDoes(t *testing.T) {
 	}
 }
 
+// TestLoadGetHoldsItsRate checks the GET generator sends at its fixed rate,
+// with the key, and counts what the server answered.
 func TestLoadGetHoldsItsRate(t *testing.T) {
 	t.Parallel()
 	var hits, authed atomic.Int64

@@ -7,19 +7,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // counted replaces s's checkpoint and directory sync with counting ones
 // that still do the work.
 func counted(s *FS) (checkpoints, dirSyncs *atomic.Int32) {
 	checkpoints, dirSyncs = new(atomic.Int32), new(atomic.Int32)
-	s.journal.checkpoint = func(f *os.File, paths []string) error {
+	setCheckpoint(s, func(f *os.File, paths []string) error {
 		checkpoints.Add(1)
 		return checkpointFiles(f, paths)
-	}
+	})
 	s.syncDir = func(dir string) error {
 		dirSyncs.Add(1)
 		return syncDir(dir)
@@ -33,7 +35,7 @@ func counted(s *FS) (checkpoints, dirSyncs *atomic.Int32) {
 // checkpoint), and syncs its own file instead; so does every Put after it.
 func TestJournalRemovedUnderTheStore(t *testing.T) {
 	t.Parallel()
-	s := setupOpened(t)
+	s := setupOpened(t, JournalWatch(0)) // the Puts, not the watch, notice
 	ctx := context.Background()
 	checkpoints, dirSyncs := counted(s)
 	if err := os.RemoveAll(s.tmp); err != nil {
@@ -233,10 +235,10 @@ func BenchmarkReopen(b *testing.B) {
 // after it sync their own files.
 func TestJournalRescueFailureFailsThePut(t *testing.T) {
 	t.Parallel()
-	s := setupOpened(t)
+	s := setupOpened(t, JournalWatch(0))
 	ctx := context.Background()
 	broken := errors.New("disk said no")
-	s.journal.checkpoint = func(*os.File, []string) error { return broken }
+	setCheckpoint(s, func(*os.File, []string) error { return broken })
 	if err := os.RemoveAll(s.tmp); err != nil {
 		t.Fatal(err)
 	}
@@ -249,5 +251,107 @@ func TestJournalRescueFailureFailsThePut(t *testing.T) {
 	}
 	if _, err := s.Stat(ctx, b.Key); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// setCheckpoint replaces s's checkpoint under the journal's lock, which the
+// watch takes before it can rescue, so that the race detector sees the
+// watch read the replacement after it was written.
+func setCheckpoint(s *FS, fn func(f *os.File, paths []string) error) {
+	s.journal.mu.Lock()
+	defer s.journal.mu.Unlock()
+	s.journal.checkpoint = fn
+}
+
+// TestJournalWatchFindsARemovalWithoutUploads: the store's temporary
+// directory, journal and all, is removed while no upload arrives. The
+// watch notices within its interval, makes the blob the journal held
+// durable (one checkpoint), and fails the journal,
+// so the next Put writes no record and syncs its own directory.
+func TestJournalWatchFindsARemovalWithoutUploads(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t, JournalWatch(5*time.Millisecond))
+	ctx := context.Background()
+	_, err := s.Put(ctx, bytes.NewReader([]byte("first")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rescued := make(chan struct{}, 2)
+	setCheckpoint(s, func(f *os.File, paths []string) error {
+		err := checkpointFiles(f, paths)
+		rescued <- struct{}{}
+		return err
+	})
+	dirSyncs := new(atomic.Int32)
+	s.syncDir = func(dir string) error {
+		dirSyncs.Add(1)
+		return syncDir(dir)
+	}
+	if err := os.RemoveAll(s.tmp); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rescued:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no rescue 30 s after the removal: %+v", s.JournalStats())
+	}
+	// The stats say so once the checkpoint has returned; the watch sets
+	// them just after.
+	var st JournalStats
+	for deadline := time.Now().Add(30 * time.Second); !st.Rescued && time.Now().Before(deadline); {
+		runtime.Gosched()
+		st = s.JournalStats()
+	}
+	if !st.Failed || !st.Rescued || st.RescueFailed || st.Records != 1 || len(rescued) != 0 {
+		t.Fatalf("stats %+v, %d more checkpoints; want failed, rescued once, one record", st, len(rescued))
+	}
+	if err := s.journal.failure(); !errors.Is(err, errJournalUnlinked) {
+		t.Fatalf("journal failure %v, want %v", err, errJournalUnlinked)
+	}
+	b, err := s.Put(ctx, bytes.NewReader([]byte("second")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat(ctx, b.Key); err != nil {
+		t.Fatal(err)
+	}
+	if got, st := dirSyncs.Load(), s.JournalStats(); got != 1 || st.Records != 1 {
+		t.Fatalf("after the removal a Put synced %d directories and the journal holds %d records; want 1 and 1", got, st.Records)
+	}
+}
+
+// TestCloseWaitsForTheWatchsRescue: Close stops the watch, and waits for a
+// rescue in flight before it closes the segments the rescue syncs; the
+// failed journal is then left for recovery, and Close says why.
+func TestCloseWaitsForTheWatchsRescue(t *testing.T) {
+	t.Parallel()
+	s := setupOpened(t, JournalWatch(time.Millisecond))
+	entered, release := make(chan struct{}), make(chan struct{})
+	setCheckpoint(s, func(f *os.File, paths []string) error {
+		close(entered)
+		<-release
+		return checkpointFiles(f, paths)
+	})
+	if err := os.RemoveAll(s.tmp); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch did not rescue within 30 s of the removal")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while the rescue was still running", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; !errors.Is(err, errJournalUnlinked) {
+		t.Fatalf("Close: %v, want %v", err, errJournalUnlinked)
+	}
+	if st := s.JournalStats(); !st.Failed || !st.Rescued {
+		t.Fatalf("stats after Close %+v, want failed and rescued", st)
 	}
 }

@@ -22,9 +22,11 @@
 // stop, makes the journal's blobs durable on their own and removes the
 // store's temporary directory, leaving the next NewFS nothing to recover.
 // A journal whose segment was removed from under the store (its link count
-// is 0 after a sync) fails: the Put that noticed makes the lost records'
-// blobs durable with a checkpoint (and fails if that fails), and every Put
-// from then on fsyncs its own file and directory.
+// is 0 after a sync, or at one of the checks the journal makes every
+// JournalWatch, 1 s, so that a removal is caught without uploads) fails:
+// whoever noticed first makes the lost records' blobs durable with a
+// checkpoint (a Put that does fails if that fails; JournalStats says how
+// it ended), and every Put from then on fsyncs its own file and directory.
 //
 // Temporary files live in a tmp directory inside the store because rename
 // is only atomic within one filesystem, and because that gives NewFS one

@@ -94,6 +94,9 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blobstore: resolve %s: %w", dir, err)
 	}
+	if cfg.journalWatch < 0 {
+		return nil, fmt.Errorf("blobstore: journal watch interval must not be negative, got %v", cfg.journalWatch)
+	}
 	if cfg.journalMax > 0 && cfg.journalSegment < segHeader+recHeader+cfg.journalMax {
 		return nil, fmt.Errorf("blobstore: journal segment of %d bytes cannot hold a %d-byte blob", cfg.journalSegment, cfg.journalMax)
 	}
@@ -140,7 +143,7 @@ func (s *FS) prepare(root string, cfg config) error {
 		return err
 	}
 	if cfg.journalMax > 0 {
-		j, err := newJournal(filepath.Join(s.tmp, journalDirName), cfg.journalSegment)
+		j, err := newJournal(filepath.Join(s.tmp, journalDirName), cfg.journalSegment, cfg.journalWatch)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The journal makes small blobs durable with an fdatasync that concurrent
@@ -94,9 +95,20 @@ type journal struct {
 	failed error
 
 	records, syncs, checkpoints atomic.Uint64
-	// rescued is set by the Put that found the journal unlinked, which
-	// then makes the blobs it held durable on their own (append).
+	// rescued is set by whoever found the journal unlinked first, a Put
+	// (append) or the watch, which then makes the blobs it held durable
+	// on their own (rescue).
 	rescued atomic.Bool
+	// rescueOK and rescueFailed say how that ended: after a failure, a
+	// crash may take the bytes of blobs stored before the removal.
+	rescueOK, rescueFailed atomic.Bool
+	// closedOK is set by a close that found the journal working; the
+	// failure close leaves behind is then no failure to report. j.mu.
+	closedOK bool
+
+	// stop ends the watch, which watching counts; nil without one.
+	stop     chan struct{}
+	watching sync.WaitGroup
 }
 
 type segment struct {
@@ -123,12 +135,19 @@ type lap struct {
 	paths    []string
 }
 
-func newJournal(dir string, segSize int64) (*journal, error) {
+// newJournal makes a journal in dir. With every > 0 it checks that often,
+// between the syncs of Puts, that its segments are still in the
+// filesystem (watch).
+func newJournal(dir string, segSize int64, every time.Duration) (*journal, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("blobstore: create journal dir: %w", err)
 	}
 	j := &journal{dir: dir, segSize: segSize, sync: fdatasync, checkpoint: checkpointFiles, linked: linked}
 	j.cond = sync.NewCond(&j.mu)
+	if every > 0 {
+		j.stop = make(chan struct{})
+		j.watching.Go(func() { j.watch(every) })
+	}
 	return j, nil
 }
 
@@ -173,15 +192,12 @@ func (j *journal) append(sum []byte, rec []byte) (done func(path string), err er
 	j.mu.Unlock()
 	if err != nil {
 		done("")
-		// The first Put to find the segment unlinked makes durable on
-		// their own the blobs whose records went with it: a crash would
-		// lose them. Until it is done, a crash still can. If it fails,
-		// so does this Put: after a failed syncfs nothing written is
-		// known to be on the disk.
-		if errors.Is(j.failure(), errJournalUnlinked) && j.rescued.CompareAndSwap(false, true) {
-			if rerr := j.checkpointAll(); rerr != nil {
-				return nil, rerr
-			}
+		// The first to find the segment unlinked makes durable on their
+		// own the blobs whose records went with it: a crash would lose
+		// them. Until it is done, a crash still can. If this Put does it
+		// and it fails, so does this Put.
+		if rerr := j.rescue(); rerr != nil {
+			return nil, rerr
 		}
 		return nil, err
 	}
@@ -240,9 +256,17 @@ func (j *journal) busy() bool {
 // its segments; a failed journal is left as it is, for recovery. No Put
 // may be in flight.
 func (j *journal) close() error {
+	if j.stop != nil {
+		// The watch may be rescuing; the segments stay open until it is
+		// done.
+		close(j.stop)
+		j.watching.Wait()
+		j.stop = nil
+	}
 	j.mu.Lock()
 	failed := j.failed
 	j.fail(errJournalFailed) // nothing appends from now on
+	j.closedOK = failed == nil
 	j.mu.Unlock()
 	err := failed
 	if err == nil {
@@ -431,6 +455,14 @@ type JournalStats struct {
 	Records     uint64 // blobs made durable through the journal
 	Syncs       uint64 // fdatasyncs that covered them
 	Checkpoints uint64 // segments whose blobs were made durable on their own
+	// Failed is set once the journal failed (a sync, a checkpoint, or its
+	// segment removed from under the store): every Put since fsyncs its
+	// own file and directory, until the store is opened again.
+	Failed bool
+	// Rescued is set when the journal's blobs were made durable on their
+	// own after its segment was removed, RescueFailed when that failed:
+	// a crash may then take the bytes of blobs stored before the removal.
+	Rescued, RescueFailed bool
 }
 
 // JournalStats reports the journal's counts; all zero when it is off.
@@ -439,9 +471,12 @@ func (s *FS) JournalStats() JournalStats {
 		return JournalStats{}
 	}
 	return JournalStats{
-		Records:     s.journal.records.Load(),
-		Syncs:       s.journal.syncs.Load(),
-		Checkpoints: s.journal.checkpoints.Load(),
+		Records:      s.journal.records.Load(),
+		Syncs:        s.journal.syncs.Load(),
+		Checkpoints:  s.journal.checkpoints.Load(),
+		Failed:       s.journal.broken(),
+		Rescued:      s.journal.rescueOK.Load(),
+		RescueFailed: s.journal.rescueFailed.Load(),
 	}
 }
 

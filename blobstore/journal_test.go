@@ -62,9 +62,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // setupOpened is setup with the journal's first segment open: opening it
 // syncs under the journal's lock, which a test's sync hook must not hold
 // or count.
-func setupOpened(t *testing.T) *FS {
+func setupOpened(t *testing.T, opts ...Option) *FS {
 	t.Helper()
-	s, _ := setup(t)
+	s, _ := setup(t, opts...)
 	if _, err := s.Put(context.Background(), bytes.NewReader([]byte("first"))); err != nil {
 		t.Fatal(err)
 	}
@@ -350,6 +350,9 @@ func TestNewFSRejectsASegmentTooSmallForItsBlobs(t *testing.T) {
 	t.Parallel()
 	if _, err := NewFS(t.TempDir(), JournalMax(1<<20), JournalSegment(1<<20)); err == nil {
 		t.Fatal("NewFS accepted a 1 MiB segment for 1 MiB blobs and their headers")
+	}
+	if _, err := NewFS(t.TempDir(), JournalWatch(-time.Second)); err == nil {
+		t.Fatal("NewFS accepted a negative watch interval")
 	}
 }
 

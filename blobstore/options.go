@@ -1,5 +1,7 @@
 package blobstore
 
+import "time"
+
 // DefaultMaxSize is the size limit used when MaxSize is not given: 25 MiB.
 const DefaultMaxSize int64 = 25 << 20
 
@@ -10,10 +12,12 @@ type config struct {
 	maxSize        int64
 	journalMax     int64
 	journalSegment int64
+	journalWatch   time.Duration
 }
 
 func defaultConfig() config {
-	return config{maxSize: DefaultMaxSize, journalMax: DefaultJournalMax, journalSegment: DefaultJournalSegment}
+	return config{maxSize: DefaultMaxSize, journalMax: DefaultJournalMax, journalSegment: DefaultJournalSegment,
+		journalWatch: DefaultJournalWatch}
 }
 
 // MaxSize sets the largest blob Put accepts, in bytes. The default is
@@ -37,4 +41,19 @@ func JournalMax(n int64) Option {
 // a size that cannot hold a blob of JournalMax bytes and its header.
 func JournalSegment(n int64) Option {
 	return func(c *config) { c.journalSegment = n }
+}
+
+// DefaultJournalWatch is how often the journal checks that its segments are
+// still in the filesystem unless JournalWatch says otherwise: every second.
+const DefaultJournalWatch = time.Second
+
+// JournalWatch sets how often the journal checks, between the syncs of
+// Puts (which check too), that its segments are still in the filesystem.
+// If one was removed (a cleaner of temporary files, an operator), the
+// journal fails and makes the blobs it held durable on their own, so a
+// removal is caught within this interval even while no upload arrives;
+// until then a machine crash could lose those blobs' bytes. The default
+// is DefaultJournalWatch (1 s); 0 turns the watch off.
+func JournalWatch(d time.Duration) Option {
+	return func(c *config) { c.journalWatch = d }
 }

@@ -17,6 +17,15 @@ func (m *Metrics) WatchBlobs(s blobstore.Store) {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help},
 			func() float64 { return float64(v(j.JournalStats())) })
 	}
+	flag := func(name, help string, v func(blobstore.JournalStats) bool) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help},
+			func() float64 {
+				if v(j.JournalStats()) {
+					return 1
+				}
+				return 0
+			})
+	}
 	m.reg.MustRegister(
 		counter("blob_journal_records_total", "Uploads the blob store made durable through its journal.",
 			func(s blobstore.JournalStats) uint64 { return s.Records }),
@@ -24,5 +33,9 @@ func (m *Metrics) WatchBlobs(s blobstore.Store) {
 			func(s blobstore.JournalStats) uint64 { return s.Syncs }),
 		counter("blob_journal_checkpoints_total", "Full journal segments whose blobs the store made durable on their own before reusing them.",
 			func(s blobstore.JournalStats) uint64 { return s.Checkpoints }),
+		flag("blob_journal_failed", "1 once the blob store's journal failed (a sync, a checkpoint, or its segment removed from under the store): every upload since fsyncs its own file and directory, until the node restarts.",
+			func(s blobstore.JournalStats) bool { return s.Failed }),
+		flag("blob_journal_rescue_failed", "1 if making a removed journal's blobs durable on their own failed: a machine crash may then lose the bytes of documents stored before the removal.",
+			func(s blobstore.JournalStats) bool { return s.RescueFailed }),
 	)
 }

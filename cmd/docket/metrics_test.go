@@ -176,6 +176,9 @@ func TestMetricsMoveWithRealWork(t *testing.T) {
 	if tn.cfg.BlobStore != "" && found {
 		t.Errorf("an S3 store reports docket_blob_journal_records_total = %v", journaled)
 	}
+	if failed, found := metricValue(after, "docket_blob_journal_failed", nil); tn.cfg.BlobStore == "" && (!found || failed != 0) {
+		t.Errorf("docket_blob_journal_failed = %v (found %v) on a working journal", failed, found)
+	}
 	// A status no document is in has no series.
 	if v, found := metricValue(after, "docket_documents", map[string]string{"status": "queued"}); found {
 		t.Errorf("docket_documents{status=queued} = %v, want no series", v)

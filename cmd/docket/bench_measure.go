@@ -48,9 +48,12 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 			return err
 		}
 		decode := decodePath(clock, st.Codec(), recs)
-		c.Rounds = append(c.Rounds, consumeRound{RawConsume: consumed, Replay: replay, ApplyPath: apply, Decode: decode})
+		_, events := decodeAll(st.Codec(), recs)
+		fold, folded := foldPath(clock, events)
+		c.FoldedEvents = folded
+		c.Rounds = append(c.Rounds, consumeRound{RawConsume: consumed, Replay: replay, ApplyPath: apply, Decode: decode, Fold: fold})
 		c.RawConsume, c.Replay, c.ApplyPath = faster(c.RawConsume, consumed), faster(c.Replay, replay), faster(c.ApplyPath, apply)
-		c.Decode = faster(c.Decode, decode)
+		c.Decode, c.Fold = faster(c.Decode, decode), faster(c.Fold, fold)
 		c.kvs = kvs
 	}
 	stopProfile()

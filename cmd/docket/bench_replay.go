@@ -65,6 +65,40 @@ func decodePath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record) rat
 	return sw.rate(len(recs), 0)
 }
 
+// foldPath folds decoded events into documents and batch summaries held in
+// maps, with the domain's own folds (Document.Apply, Batch.Track): no
+// storage, no history, no notifications, no jobs. Every design that
+// keeps these views does at least this per event, so it is the fold's
+// part of the CPU floor (bench_floor.go). An event the fold refuses
+// leaves its document as it was, as the views' no-op does; folded counts
+// the document events it took.
+func foldPath(clock cpuClock, events []domain.Event) (r rate, folded int) {
+	docs := map[string]domain.Document{}
+	batches := map[string]domain.Batch{}
+	sw := clock.start()
+	for _, ev := range events {
+		id := domain.DocumentIDOf(ev)
+		if id == "" {
+			continue
+		}
+		before := docs[id]
+		after, err := before.Apply(ev)
+		if err != nil {
+			continue
+		}
+		docs[id] = after
+		folded++
+		org := ev.Header().OrgID
+		key := org + "/" + after.BatchName
+		batch, ok := batches[key]
+		if !ok {
+			batch = domain.NewBatch(org, after.BatchName)
+		}
+		batches[key], _ = batch.Track(before, after)
+	}
+	return sw.rate(len(events), 0), folded
+}
+
 // applyPath measures the projections' apply path alone: Avro decode, fold,
 // one Pebble batch per fetch-sized chunk (4096 records, as Views.Run polls),
 // into fresh views, without the network. As in Views.Run, a goroutine

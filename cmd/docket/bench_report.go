@@ -88,7 +88,12 @@ type ceilings struct {
 	ApplyPath         rate `json:"apply_path"`
 	Replay            rate `json:"replay"`
 	Decode            rate `json:"avro_decode"`
-	ViewKeys          int  `json:"view_keys"`
+	// Fold is the domain's fold alone, into documents and batch
+	// summaries in maps (foldPath), of the apply path's records.
+	Fold rate `json:"fold_in_memory"`
+	// FoldedEvents is how many of them were document events the fold took.
+	FoldedEvents int `json:"fold_took_events"`
+	ViewKeys     int `json:"view_keys"`
 	// Floor is the least CPU the consume-side targets need against what
 	// the cores give (bench_floor.go); absent where CPU is not read.
 	Floor *cpuFloor `json:"cpu_floor,omitempty"`
@@ -108,6 +113,7 @@ type consumeRound struct {
 	Replay     rate `json:"replay"`
 	ApplyPath  rate `json:"apply_path"`
 	Decode     rate `json:"avro_decode"`
+	Fold       rate `json:"fold_in_memory"`
 }
 
 // produceRound is one round of the produce-side measurements.
@@ -276,7 +282,8 @@ func (r *benchReport) print(w io.Writer) {
 			{"projection apply (decode, fold, Pebble batch)", c.ApplyPath}, {"raw produce (acks=all, idempotent)", c.RawProduce}, {"raw produce, 5 ms linger", c.RawProduceLinger},
 			{"append path (event store)", c.AppendPath}, {"raw produce+consume", c.RawProduceConsume}, {"raw Pebble batch writes (view keys)", c.RawPebble},
 			{"  the same without the history's copies", c.RawPebbleNoCopies}, {"raw Pebble sstable ingestion (view keys)", c.RawIngest},
-			{"  the same without the history's copies", c.RawIngestNoCopies}, {"Avro decode alone (in memory)", c.Decode}} {
+			{"  the same without the history's copies", c.RawIngestNoCopies}, {"Avro decode alone (in memory)", c.Decode},
+			{"fold alone (documents, batches, in maps)", c.Fold}} {
 			fmt.Fprintf(w, "  %-48s %8d records in %6.2f s = %9.0f /s", x.name, x.r.Records, x.r.Seconds, x.r.PerSec)
 			if x.r.CPU != nil {
 				fmt.Fprintf(w, ", CPU %.2f µs a record", x.r.CPU.ProcessUs)

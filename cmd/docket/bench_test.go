@@ -136,7 +136,13 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	// CPU, the raw consume the broker's too, and the floor is set from
 	// them; without the copies the views hold fewer keys.
 	if _, ok := processCPU(); ok {
-		for name, r := range map[string]rate{"raw consume": c.RawConsume, "replay": c.Replay, "apply": c.ApplyPath, "decode": c.Decode,
+		// Every document of the runs uploads, queues, runs and succeeds:
+		// the fold takes at least four events of each of the documents it
+		// sees, and refuses none of a clean log's.
+		if c.Fold.Records != c.ApplyPath.Records || c.FoldedEvents < c.Fold.Records/3 || c.FoldedEvents > c.Fold.Records {
+			t.Errorf("the fold took %d of %d records, the apply path folded %d", c.FoldedEvents, c.Fold.Records, c.ApplyPath.Records)
+		}
+		for name, r := range map[string]rate{"raw consume": c.RawConsume, "replay": c.Replay, "apply": c.ApplyPath, "decode": c.Decode, "fold": c.Fold,
 			"raw Pebble": c.RawPebble, "raw Pebble without copies": c.RawPebbleNoCopies, "ingestion": c.RawIngest, "ingestion without copies": c.RawIngestNoCopies} {
 			if r.CPU == nil || r.CPU.ProcessUs <= 0 {
 				t.Errorf("%s: CPU %+v", name, r.CPU)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 )
 
@@ -33,6 +34,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	// never sped up, so each figure is the best of its rounds, the ceiling
 	// as much as docket's own (BENCHMARKS.md, method).
 	var recs []*kgo.Record
+	var events []domain.Event
 	for round := range max(f.ceilingRounds, 1) {
 		got, consumed, err := rawConsume(ctx, clock, seeds, st.EventsTopic(), end, f.ceilingRecords)
 		if err != nil {
@@ -48,7 +50,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 			return err
 		}
 		decode := decodePath(clock, st.Codec(), recs)
-		_, events := decodeAll(st.Codec(), recs)
+		_, events = decodeAll(st.Codec(), recs)
 		fold, folded := foldPath(clock, events)
 		c.FoldedEvents = folded
 		c.Rounds = append(c.Rounds, consumeRound{RawConsume: consumed, Replay: replay, ApplyPath: apply, Decode: decode, Fold: fold})
@@ -77,7 +79,6 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	}
 	c.ViewKeys = len(c.kvs)
 	c.Floor = newFloor(c, runtime.NumCPU())
-	_, events := decodeAll(st.Codec(), recs)
 	id := eventstore.NewID("")
 	// The replay and the Pebble ceiling leave dirty pages behind; with the
 	// embedded broker every produce fsyncs, and the first writer after
@@ -122,8 +123,9 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	return nil
 }
 
-// withoutCopies is kvs but the history's copies of the events (he/): the
-// views a history kept as positions in the log would write.
+// withoutCopies is kvs but the history's copies of the events (he/, in
+// projections/keys.go's layout): the views a history kept as positions in
+// the log would write.
 func withoutCopies(kvs [][2][]byte) [][2][]byte {
 	out := make([][2][]byte, 0, len(kvs))
 	for _, kv := range kvs {

@@ -76,8 +76,8 @@ type cpuFloor struct {
 	// than it should be.
 	BrokerCounted bool `json:"broker_counted"`
 	// Per event: reading the log (the raw consume's client and the
-	// broker), decoding it with docket's codec, and writing the views the
-	// replay ended with (only their final keys, each once, no reads), with
+	// broker), decoding it with docket's codec, folding it (FoldUs), and
+	// writing the views the replay ended with (only their final keys, each once, no reads), with
 	// and without the history's copies of the events (he/, which a
 	// history kept as positions in the log would not write). Store is the
 	// cheaper of Pebble's two ways in: batches, and an sstable ingested.

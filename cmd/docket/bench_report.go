@@ -97,7 +97,7 @@ type ceilings struct {
 	// Floor is the least CPU the consume-side targets need against what
 	// the cores give (bench_floor.go); absent where CPU is not read.
 	Floor *cpuFloor `json:"cpu_floor,omitempty"`
-	// Rounds are the raw consume, replay, apply-path and decode
+	// Rounds are the raw consume, replay, apply-path, decode and fold
 	// measurements of every round, ProduceRounds the raw produce,
 	// produce+consume and append-path ones; the figures above are the best
 	// of them.
@@ -192,8 +192,9 @@ func (r *benchReport) ratios() {
 		// too high).
 		add("projection apply / that raw Pebble bound (events/s)", div(c.ApplyPath.PerSec, bound), noTarget, true)
 	}
-	// Above 1: even reading, decoding and writing these views, with no
-	// fold, needs more CPU than the machine's cores give at the target.
+	// Above 1: reading, decoding and writing these views, with only the
+	// minimal fold, already needs more CPU than the machine's cores give
+	// at the target.
 	if f := c.Floor; f != nil {
 		add(fmt.Sprintf("CPU floor: replay at %.1f x raw consume needs / what the cores give", f.Replay.Target), f.Replay.Share, noTarget, true)
 		add(fmt.Sprintf("CPU floor: apply at %.1f x raw consume needs / what the cores give", f.Apply.Target), f.Apply.Share, noTarget, true)

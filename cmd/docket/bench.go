@@ -63,7 +63,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.gcPercent, "gc-percent", 0, "Go GC target of the process, as serve's --gc-percent")
 	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the process in bytes, as serve's --memory-limit")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
-	fs.IntVar(&f.warmRounds, "warm-up-rounds", 8, "most closed-loop warm-up rounds; the warm-up ends once two rounds in a row are within 10 % of each other")
+	fs.IntVar(&f.warmRounds, "warm-up-rounds", 100, "most closed-loop warm-up rounds; the warm-up ends once two rounds in a row are within 10 % of each other and, with --broker-pids, the brokers' JIT compilers took at most 10 % of their CPU in both")
 	fs.IntVar(&f.warmDocs, "warm-up-documents", 400, "documents of one warm-up round (about a second at the peak of a 2-core machine)")
 	fs.IntVar(&f.peakRounds, "peak-rounds", 3, "closed loops of --documents for the peak; the peak is the best of them")
 	fs.IntVar(&f.ceilingRounds, "ceiling-rounds", 3, "rounds of raw consume, replay and apply path; each figure is the best of its rounds")
@@ -213,6 +213,12 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 	if rep.WarmUp, err = e.warmUp(ctx, f, progress); err != nil {
 		return nil, err
 	}
+	if n := len(rep.WarmUp); n >= 2 {
+		rep.Warm = warmedUp(rep.WarmUp[n-2], rep.WarmUp[n-1])
+	}
+	if !rep.Warm {
+		progress("warning: the warm-up ran out of rounds (--warm-up-rounds %d) before two in a row agreed", f.warmRounds)
+	}
 	stopProfile, err := startCPUProfile(f.cpuProfile)
 	if err != nil {
 		return nil, err
@@ -268,14 +274,16 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 }
 
 // warmUp runs closed loops of --warm-up-documents at the peak's
-// concurrency until two in a row are within warmUpSteady of each other, or
-// --warm-up-rounds have run. A real broker is a JVM: for its first tens of
-// thousands of requests its JIT is still compiling, and a peak measured
-// then (after the 64 documents this warm-up used to be) came out 30-40 %
-// below one measured minutes later on the same broker (437 and 506 against
-// 604 and 740 documents/s, BENCHMARKS.md); the ceilings, measured last,
-// always met a warm broker. Pebble's caches and the connection pools warm
-// up too.
+// concurrency until two in a row agree (warmedUp), or --warm-up-rounds
+// have run. A real broker is a JVM: for its first tens of thousands of
+// documents its JIT is still compiling, on the same cores as the node. A
+// peak measured then came out 30-40 % below one measured minutes later on
+// the same broker (437 and 506 against 604 and 740 documents/s,
+// BENCHMARKS.md), while the ceilings, measured last, always met a warm
+// broker. Two rounds of the same rate were not enough: on a fresh broker
+// the rate stalls for rounds at a time while the compilers take half of
+// its CPU, so the brokers' compiler threads are read too. Pebble's
+// caches and the connection pools warm up as well.
 func (e *benchEnv) warmUp(ctx context.Context, f benchFlags, progress func(string, ...any)) ([]warmRound, error) {
 	docs := max(f.warmDocs/f.batchSize, 1) * f.batchSize
 	var rounds []warmRound
@@ -284,17 +292,39 @@ func (e *benchEnv) warmUp(ctx context.Context, f benchFlags, progress func(strin
 		if err != nil {
 			return nil, err
 		}
-		rounds = append(rounds, warmRound{Documents: docs, DocsPerSec: r.DocsPerSec})
-		progress("warm-up round %d: %.0f documents/s", i+1, r.DocsPerSec)
-		if i > 0 && math.Abs(r.DocsPerSec-rounds[i-1].DocsPerSec) <= warmUpSteady*rounds[i-1].DocsPerSec {
+		wr := warmRound{Documents: docs, DocsPerSec: r.DocsPerSec}
+		if c := r.CPU; c != nil && c.BrokerMsPerDoc != nil && *c.BrokerMsPerDoc > 0 {
+			share := *c.BrokerJITMsPerDoc / *c.BrokerMsPerDoc
+			wr.BrokerJITShare = &share
+		}
+		rounds = append(rounds, wr)
+		progress("warm-up round %d: %s", i+1, wr)
+		if i > 0 && warmedUp(rounds[i-1], wr) {
 			break
 		}
 	}
 	return rounds, nil
 }
 
-// warmUpSteady is how close two warm-up rounds in a row must be.
-const warmUpSteady = 0.10
+// warmedUp reports whether the warm-up may end after rounds prev and
+// last: their rates are within warmUpSteady of each other, and in both
+// the brokers' JIT compilers took at most warmUpJIT of the brokers' CPU
+// (where it is read).
+func warmedUp(prev, last warmRound) bool {
+	quiet := func(r warmRound) bool { return r.BrokerJITShare == nil || *r.BrokerJITShare <= warmUpJIT }
+	return math.Abs(last.DocsPerSec-prev.DocsPerSec) <= warmUpSteady*prev.DocsPerSec && quiet(prev) && quiet(last)
+}
+
+const (
+	// warmUpSteady is how close two warm-up rounds in a row must be.
+	warmUpSteady = 0.10
+	// warmUpJIT is the most of the brokers' CPU that their JIT may take
+	// in the last two rounds of the warm-up. A broker that had run for
+	// half an hour stayed under it in most rounds, with bursts of
+	// recompiling; a fresh one took 42-72 % in each of its first 25
+	// rounds of 400 documents (BENCHMARKS.md).
+	warmUpJIT = 0.10
+)
 
 // phase runs one load, waits until every document started has finished,
 // and measures it.

@@ -73,3 +73,68 @@ func TestRequestsPerDocument(t *testing.T) {
 		t.Fatalf("printed %q, want %q", out.String(), line)
 	}
 }
+
+func TestParseStat(t *testing.T) {
+	t.Parallel()
+	// A thread's name may hold spaces and parentheses; the last ')' ends it.
+	line := "4242 (C2 Compiler) x)) S 1 4242 4242 0 -1 4194560 9 0 0 0 250 31 0 0 20 0 40 0 1 0 0\n"
+	comm, d, err := parseStat([]byte(line))
+	if err != nil || comm != "C2 Compiler) x)" || d != 2810*time.Millisecond {
+		t.Fatalf("parsed %q, %v, %v", comm, d, err)
+	}
+	for _, bad := range []string{"4242 C2 S 1", "4242 (java) S 1 2 3", "4242 (java) S 1 4242 4242 0 -1 4194560 9 0 0 0 x 31 0 0"} {
+		if _, _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	for name, want := range map[string]bool{"C2 CompilerThre": true, "C1 CompilerThre": true, "GC Thread#0": false, "data-plane-kafk": false, "java": false} {
+		if jitThread(name) != want {
+			t.Errorf("jitThread(%q) = %v", name, !want)
+		}
+	}
+}
+
+func TestWarmedUp(t *testing.T) {
+	t.Parallel()
+	share := func(x float64) *float64 { return &x }
+	for _, c := range []struct {
+		name       string
+		prev, last warmRound
+		want       bool
+	}{
+		{"steady, no broker read", warmRound{DocsPerSec: 500}, warmRound{DocsPerSec: 540}, true},
+		{"unsteady", warmRound{DocsPerSec: 500}, warmRound{DocsPerSec: 560}, false},
+		{"steady and quiet", warmRound{DocsPerSec: 500, BrokerJITShare: share(0.02)}, warmRound{DocsPerSec: 460, BrokerJITShare: share(0.10)}, true},
+		{"compiling in the last", warmRound{DocsPerSec: 500, BrokerJITShare: share(0)}, warmRound{DocsPerSec: 500, BrokerJITShare: share(0.11)}, false},
+		{"compiling in the one before", warmRound{DocsPerSec: 500, BrokerJITShare: share(0.5)}, warmRound{DocsPerSec: 500, BrokerJITShare: share(0)}, false},
+	} {
+		if got := warmedUp(c.prev, c.last); got != c.want {
+			t.Errorf("%s: warmedUp = %v", c.name, got)
+		}
+	}
+}
+
+// TestWarmUpLine: the text report says what ended the warm-up, and a
+// round whose broker used no measurable CPU prints without a share.
+func TestWarmUpLine(t *testing.T) {
+	t.Parallel()
+	share := func(x float64) *float64 { return &x }
+	for _, c := range []struct {
+		rep  benchReport
+		want string
+	}{
+		{benchReport{WarmUp: []warmRound{{Documents: 400, DocsPerSec: 300}, {Documents: 400, DocsPerSec: 310}}, Warm: true},
+			"warm-up: 300 310 documents/s (closed-loop rounds of 400 documents until two in a row are within 10 %)\n"},
+		{benchReport{WarmUp: []warmRound{{Documents: 400, DocsPerSec: 300, BrokerJITShare: share(0.5)}, {Documents: 400, DocsPerSec: 310}}},
+			"warm-up: 300 310 documents/s (closed-loop rounds of 400 documents until two in a row are within 10 % and the broker's JIT took at most 10 % of its CPU in both; the last two did not: the runs below met a broker, or a node, still warming up)\n"},
+	} {
+		var out strings.Builder
+		c.rep.print(&out)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("printed\n%s\nwant the line\n%s", out.String(), c.want)
+		}
+	}
+	if s := (warmRound{DocsPerSec: 412.4, BrokerJITShare: share(0.081)}).String(); s != "412 documents/s, the broker's JIT 8 % of its CPU" {
+		t.Errorf("round: %q", s)
+	}
+}

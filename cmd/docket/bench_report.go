@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 )
 
 // benchReport is what `docket bench` prints (as text, or JSON with --json).
@@ -17,8 +18,11 @@ type benchReport struct {
 	Webhooks    bool   `json:"webhooks"`
 	// FileCreate is what creating a file cost where the uploads go,
 	// before the runs (bench_create.go); absent where it is not measured.
-	FileCreate *fileCreate  `json:"file_create,omitempty"`
-	WarmUp     []warmRound  `json:"warm_up"`
+	FileCreate *fileCreate `json:"file_create,omitempty"`
+	WarmUp     []warmRound `json:"warm_up"`
+	// Warm says the warm-up ended because its last two rounds agreed
+	// (warmedUp), not because --warm-up-rounds ran out.
+	Warm       bool         `json:"warmed_up"`
 	Peak       *phaseResult `json:"peak,omitempty"`
 	PeakRounds []float64    `json:"peak_rounds,omitempty"` // documents/s of every closed loop; Peak is the best
 	Half       *phaseResult `json:"half_load"`
@@ -33,6 +37,16 @@ type benchReport struct {
 type warmRound struct {
 	Documents  int     `json:"documents"`
 	DocsPerSec float64 `json:"documents_per_second"`
+	// BrokerJITShare is the share of the brokers' CPU in the round that
+	// their JIT compilers took; absent without --broker-pids.
+	BrokerJITShare *float64 `json:"broker_jit_share,omitempty"`
+}
+
+func (wr warmRound) String() string {
+	if wr.BrokerJITShare == nil {
+		return fmt.Sprintf("%.0f documents/s", wr.DocsPerSec)
+	}
+	return fmt.Sprintf("%.0f documents/s, the broker's JIT %.0f %% of its CPU", wr.DocsPerSec, *wr.BrokerJITShare*100)
 }
 
 // phaseResult is one lifecycle run.
@@ -224,7 +238,14 @@ func (r *benchReport) print(w io.Writer) {
 	if len(r.WarmUp) > 0 {
 		docs = r.WarmUp[0].Documents
 	}
-	fmt.Fprintf(w, " documents/s (closed-loop rounds of %d documents until two in a row are within %.0f %%)\n", docs, warmUpSteady*100)
+	fmt.Fprintf(w, " documents/s (closed-loop rounds of %d documents until two in a row are within %.0f %%", docs, warmUpSteady*100)
+	if slices.ContainsFunc(r.WarmUp, func(wr warmRound) bool { return wr.BrokerJITShare != nil }) {
+		fmt.Fprintf(w, " and the broker's JIT took at most %.0f %% of its CPU in both", warmUpJIT*100)
+	}
+	if n := len(r.WarmUp); n > 0 && !r.Warm {
+		fmt.Fprintf(w, "; the last two did not: the runs below met a broker, or a node, still warming up")
+	}
+	fmt.Fprintln(w, ")")
 	if len(r.PeakRounds) > 0 {
 		fmt.Fprintf(w, "closed loops:")
 		for _, x := range r.PeakRounds {
@@ -241,7 +262,7 @@ func (r *benchReport) print(w io.Writer) {
 		if c := p.CPU; c != nil {
 			fmt.Fprintf(w, "  CPU per document: %.2f ms in this process (node and load generator)", c.ProcessMsPerDoc)
 			if c.BrokerMsPerDoc != nil {
-				fmt.Fprintf(w, ", %.2f ms in the broker", *c.BrokerMsPerDoc)
+				fmt.Fprintf(w, ", %.2f ms in the broker (%.2f ms of it its JIT compiling)", *c.BrokerMsPerDoc, *c.BrokerJITMsPerDoc)
 			}
 			fmt.Fprintln(w)
 		}

@@ -33,7 +33,7 @@ import (
 func TestBenchRunsTheWholeSet(t *testing.T) {
 	t.Parallel()
 	args := []string{"--documents", "12", "--concurrency", "3", "--duration", "1s", "--get-rate", "0",
-		"--ceiling-records", "200", "--rss-interval", "200ms", "--warm-up-documents", "40", "--json"}
+		"--ceiling-records", "200", "--rss-interval", "200ms", "--warm-up-documents", "40", "--warm-up-rounds", "8", "--json"}
 	heap := filepath.Join(t.TempDir(), "heap")
 	// This process stands in for an external broker whose CPU is read.
 	args = append(args, "--heapprofile", heap, "--broker-pids", strconv.Itoa(os.Getpid()))
@@ -65,7 +65,9 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		t.Fatalf("file creation probe on %s: %+v", runtime.GOOS, fc)
 	}
 	for _, p := range []*phaseResult{rep.Peak, rep.Half} {
-		if c := p.CPU; c == nil || c.ProcessMsPerDoc <= 0 || c.BrokerMsPerDoc == nil || *c.BrokerMsPerDoc < 0 {
+		// This process, standing in for the broker, has no JIT compiler
+		// threads.
+		if c := p.CPU; c == nil || c.ProcessMsPerDoc <= 0 || c.BrokerMsPerDoc == nil || *c.BrokerMsPerDoc < 0 || c.BrokerJITMsPerDoc == nil || *c.BrokerJITMsPerDoc != 0 {
 			t.Fatalf("%s loop: CPU per document %+v", p.Mode, c)
 		}
 		// Where the kernel reports stalls, every loop says how much.
@@ -91,10 +93,10 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		}
 	}
 	// The warm-up ends at two rounds within 10 % of each other, or at the
-	// eighth.
+	// eighth (--warm-up-rounds); the stand-in broker never compiles.
 	warm := 0
 	for _, w := range rep.WarmUp {
-		if w.Documents != 40 || w.DocsPerSec <= 0 {
+		if w.Documents != 40 || w.DocsPerSec <= 0 || w.BrokerJITShare == nil || *w.BrokerJITShare != 0 {
 			t.Fatalf("warm-up round: %+v", w)
 		}
 		warm += w.Documents
@@ -103,6 +105,8 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 		t.Fatalf("%d warm-up rounds: %+v", n, rep.WarmUp)
 	} else if last, prev := rep.WarmUp[n-1].DocsPerSec, rep.WarmUp[n-2].DocsPerSec; n < 8 && (last < 0.9*prev || last > 1.1*prev) {
 		t.Fatalf("the warm-up stopped before two rounds agreed: %+v", rep.WarmUp)
+	} else if rep.Warm != (n < 8 || warmedUp(rep.WarmUp[n-2], rep.WarmUp[n-1])) {
+		t.Fatalf("warmed_up %v after %d rounds: %+v", rep.Warm, n, rep.WarmUp)
 	}
 	c := rep.Ceilings
 	// Warm-up, closed and open loop each append at least one event per

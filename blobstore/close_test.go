@@ -8,11 +8,34 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/docket/docket/internal/logtest"
 )
+
+// TestCloseLogsNothing: a store that closes with its journal whole has
+// nothing to report, though closing fails the journal so that nothing
+// appends.
+func TestCloseLogsNothing(t *testing.T) {
+	t.Parallel()
+	var logged logtest.Buffer
+	s, _ := setup(t, Logger(zerolog.New(&logged)))
+	if _, err := s.Put(context.Background(), bytes.NewReader([]byte("kept"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.JournalStats(); st.Records != 1 || logged.String() != "" {
+		t.Fatalf("stats %+v, logged %q", st, logged.String())
+	}
+}
 
 // counted replaces s's checkpoint and directory sync with counting ones
 // that still do the work.
@@ -270,7 +293,8 @@ func setCheckpoint(s *FS, fn func(f *os.File, paths []string) error) {
 // so the next Put writes no record and syncs its own directory.
 func TestJournalWatchFindsARemovalWithoutUploads(t *testing.T) {
 	t.Parallel()
-	s, _ := setup(t, JournalWatch(5*time.Millisecond))
+	var logged logtest.Buffer
+	s, _ := setup(t, JournalWatch(5*time.Millisecond), Logger(zerolog.New(&logged)))
 	ctx := context.Background()
 	_, err := s.Put(ctx, bytes.NewReader([]byte("first")))
 	if err != nil {
@@ -307,6 +331,13 @@ func TestJournalWatchFindsARemovalWithoutUploads(t *testing.T) {
 	}
 	if err := s.journal.failure(); !errors.Is(err, errJournalUnlinked) {
 		t.Fatalf("journal failure %v, want %v", err, errJournalUnlinked)
+	}
+	// An operator hears of both: the failure with its cause, then the
+	// rescue.
+	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"level":"error"`) || !strings.Contains(lines[0], errJournalUnlinked.Error()) ||
+		!strings.Contains(lines[1], `"level":"warn"`) || !strings.Contains(lines[1], "durable on their own") {
+		t.Fatalf("logged:\n%s", logged.String())
 	}
 	b, err := s.Put(ctx, bytes.NewReader([]byte("second")))
 	if err != nil {

@@ -26,7 +26,8 @@
 // JournalWatch, 1 s, so that a removal is caught without uploads) fails:
 // whoever noticed first makes the lost records' blobs durable with a
 // checkpoint (a Put that does fails if that fails; JournalStats says how
-// it ended), and every Put from then on fsyncs its own file and directory.
+// it ended, and the Logger option's logger too), and every Put from then
+// on fsyncs its own file and directory.
 //
 // Temporary files live in a tmp directory inside the store because rename
 // is only atomic within one filesystem, and because that gives NewFS one

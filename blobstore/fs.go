@@ -143,7 +143,7 @@ func (s *FS) prepare(root string, cfg config) error {
 		return err
 	}
 	if cfg.journalMax > 0 {
-		j, err := newJournal(filepath.Join(s.tmp, journalDirName), cfg.journalSegment, cfg.journalWatch)
+		j, err := newJournal(filepath.Join(s.tmp, journalDirName), cfg.journalSegment, cfg.journalWatch, cfg.log)
 		if err != nil {
 			return err
 		}

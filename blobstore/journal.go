@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // The journal makes small blobs durable with an fdatasync that concurrent
@@ -81,6 +83,7 @@ var errJournalUnlinked = errors.New("blobstore: journal segment removed from und
 type journal struct {
 	dir     string
 	segSize int64
+	log     zerolog.Logger
 	// sync is fdatasync (tests replace it to hold a sync open).
 	sync func(*os.File) error
 	// checkpoint makes the files renamed during a lap durable.
@@ -138,11 +141,11 @@ type lap struct {
 // newJournal makes a journal in dir. With every > 0 it checks that often,
 // between the syncs of Puts, that its segments are still in the
 // filesystem (watch).
-func newJournal(dir string, segSize int64, every time.Duration) (*journal, error) {
+func newJournal(dir string, segSize int64, every time.Duration, log zerolog.Logger) (*journal, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("blobstore: create journal dir: %w", err)
 	}
-	j := &journal{dir: dir, segSize: segSize, sync: fdatasync, checkpoint: checkpointFiles, linked: linked}
+	j := &journal{dir: dir, segSize: segSize, sync: fdatasync, checkpoint: checkpointFiles, linked: linked, log: log}
 	j.cond = sync.NewCond(&j.mu)
 	if every > 0 {
 		j.stop = make(chan struct{})
@@ -446,6 +449,11 @@ func (j *journal) checkpointSegment(s *segment) {
 func (j *journal) fail(err error) {
 	if j.failed == nil {
 		j.failed = err
+		// Close fails it too, so that nothing appends: not news.
+		if err != errJournalFailed {
+			j.log.Error().Err(err).Str("dir", j.dir).
+				Msg("blob journal failed: every upload fsyncs its own file and directory until the store is opened again")
+		}
 	}
 	j.cond.Broadcast()
 }

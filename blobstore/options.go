@@ -1,6 +1,10 @@
 package blobstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+)
 
 // DefaultMaxSize is the size limit used when MaxSize is not given: 25 MiB.
 const DefaultMaxSize int64 = 25 << 20
@@ -13,11 +17,12 @@ type config struct {
 	journalMax     int64
 	journalSegment int64
 	journalWatch   time.Duration
+	log            zerolog.Logger
 }
 
 func defaultConfig() config {
 	return config{maxSize: DefaultMaxSize, journalMax: DefaultJournalMax, journalSegment: DefaultJournalSegment,
-		journalWatch: DefaultJournalWatch}
+		journalWatch: DefaultJournalWatch, log: zerolog.Nop()}
 }
 
 // MaxSize sets the largest blob Put accepts, in bytes. The default is
@@ -56,4 +61,13 @@ const DefaultJournalWatch = time.Second
 // is DefaultJournalWatch (1 s); 0 turns the watch off.
 func JournalWatch(d time.Duration) Option {
 	return func(c *config) { c.journalWatch = d }
+}
+
+// Logger sets where the store reports what an operator must hear of
+// without asking: its journal failing, and whether the blobs the journal
+// held were made durable on their own after its segment was removed.
+// The metrics say the same (JournalStats); a log line says when, and why.
+// The default discards them.
+func Logger(l zerolog.Logger) Option {
+	return func(c *config) { c.log = l }
 }

@@ -64,10 +64,15 @@ func (j *journal) rescue() error {
 	if !errors.Is(j.failure(), errJournalUnlinked) || !j.rescued.CompareAndSwap(false, true) {
 		return nil
 	}
+	// Logged before the stats say so: whoever reads them then finds the
+	// line.
 	err := j.checkpointAll()
 	if err != nil {
+		j.log.Error().Err(err).Str("dir", j.dir).
+			Msg("blob journal removed, and making the blobs it held durable on their own failed: a machine crash may lose the bytes of blobs stored before the removal")
 		j.rescueFailed.Store(true)
 	} else {
+		j.log.Warn().Str("dir", j.dir).Msg("blob journal removed: the blobs it held are durable on their own")
 		j.rescueOK.Store(true)
 	}
 	return err

@@ -1,16 +1,15 @@
 package eventstore_test
 
 import (
-	"bytes"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/internal/logtest"
 )
 
 // TestEventTopicKeepsEventsForever: the event topic is the source of
@@ -45,7 +44,7 @@ func TestOpenWarnsOfAnEventTopicThatDeletesEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	openStore(t, seeds, eventstore.Prefix(prefix), eventstore.Logger(zerolog.New(&logs)))
 	var found bool
 	for _, line := range strings.Split(logs.String(), "\n") {
@@ -100,23 +99,4 @@ func TestReaderRefusesDeletedOffsets(t *testing.T) {
 			t.Fatalf("no ErrLogTruncated: %v", err)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's writes and a test's
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/docket/docket/api"
@@ -289,10 +290,11 @@ func (c *Config) validateRoles() error {
 	return nil
 }
 
-// openBlobs opens the configured blob store.
-func (c *Config) openBlobs(ctx context.Context) (blobstore.Store, error) {
+// openBlobs opens the configured blob store; a local one reports its
+// journal's failures to log.
+func (c *Config) openBlobs(ctx context.Context, log zerolog.Logger) (blobstore.Store, error) {
 	if c.BlobStore == "" {
-		return blobstore.NewFS(c.blobDir(), blobstore.MaxSize(c.MaxUpload))
+		return blobstore.NewFS(c.blobDir(), blobstore.MaxSize(c.MaxUpload), blobstore.Logger(log))
 	}
 	bucket, prefix, err := blobstore.ParseURL(c.BlobStore)
 	if err != nil {

@@ -20,12 +20,22 @@ import (
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// wrote, if made, gets a token after each write (dropped when one
+	// waits already), for a test to wait on.
+	wrote chan struct{}
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	if l.wrote != nil {
+		select {
+		case l.wrote <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
 }
 
 // lines parses every JSON log line so far.
@@ -47,10 +57,13 @@ func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
 }
 
 // setupLogged starts a node like setup, logging JSON at info level into buf.
-func setupLogged(t *testing.T, buf *lockedBuffer) *testNode {
+func setupLogged(t *testing.T, buf *lockedBuffer, opts ...nodeOpt) *testNode {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.LogLevel, cfg.WebhookAllowLoopback = "info", true
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n, err := startNode(ctx, cfg, newLogger("json", "info", buf))
@@ -203,5 +216,42 @@ func TestConsoleLogFormat(t *testing.T) {
 	if strings.HasPrefix(out, "{") || json.Valid(b.Bytes()) || strings.Count(out, "\n") != 1 ||
 		!strings.Contains(out, "req-human") || !strings.Contains(out, "org_a") || !strings.Contains(out, "request") {
 		t.Fatalf("console line: %q", out)
+	}
+}
+
+// TestBlobJournalRemovalIsLogged: a node whose blob journal is removed
+// from under it says so in its log, with the cause, and that the blobs
+// the journal held were made durable on their own.
+func TestBlobJournalRemovalIsLogged(t *testing.T) {
+	t.Parallel()
+	buf := lockedBuffer{wrote: make(chan struct{}, 1)}
+	// The filesystem store, also when the suite keeps documents in S3.
+	tn := setupLogged(t, &buf, func(c *Config) { c.BlobStore, c.S3Endpoint = "", "" })
+	body, ct := multipartBody(t, "a.txt", textInvoice(1), "ref-1")
+	tn.call("POST", "/v1/batches/journal/documents", "Bearer "+tn.key, body, ct, nil).decode(t, http.StatusCreated, &docView{})
+	if err := os.RemoveAll(filepath.Join(tn.cfg.blobDir(), "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	// The journal's watch looks every second.
+	var failed, rescued map[string]any
+	timeout := time.After(30 * time.Second)
+	for failed == nil || rescued == nil {
+		select {
+		case <-buf.wrote:
+		case <-timeout:
+			t.Fatalf("30 s after the removal the log holds no failure and rescue: %v", buf.lines(t))
+		}
+		for _, l := range buf.lines(t) {
+			msg, _ := l["message"].(string)
+			switch {
+			case l["level"] == "error" && strings.HasPrefix(msg, "blob journal failed"):
+				failed = l
+			case l["level"] == "warn" && strings.HasPrefix(msg, "blob journal removed: the blobs it held are durable"):
+				rescued = l
+			}
+		}
+	}
+	if e, _ := failed["error"].(string); !strings.Contains(e, "removed from under the store") {
+		t.Fatalf("the failure's line gives no cause: %v", failed)
 	}
 }

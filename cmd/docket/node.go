@@ -98,7 +98,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
-	n.blobs, err = cfg.openBlobs(openCtx)
+	n.blobs, err = cfg.openBlobs(openCtx, log)
 	if err != nil {
 		return nil, err
 	}

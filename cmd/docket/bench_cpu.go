@@ -35,7 +35,12 @@ type cpuClock struct{ brokerPIDs []int }
 
 type cpuReading struct {
 	process, broker, brokerJIT time.Duration
-	processOK, brokerOK        bool
+	// processRead is this process's CPU once the brokers were read. An
+	// interval runs from one reading's processRead to a later one's
+	// process, so that neither counts the reading of the brokers' stat
+	// files (one for each of a JVM's hundred-odd threads).
+	processRead         time.Duration
+	processOK, brokerOK bool
 }
 
 func (c cpuClock) read() cpuReading {
@@ -58,6 +63,9 @@ func (c cpuClock) read() cpuReading {
 			r.brokerJIT += jit
 		}
 	}
+	var ok bool
+	r.processRead, ok = processCPU()
+	r.processOK = r.processOK && ok
 	return r
 }
 
@@ -68,7 +76,7 @@ func (r cpuReading) use(later cpuReading, docs int) *cpuUse {
 		return nil
 	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(docs) }
-	u := &cpuUse{ProcessMsPerDoc: per(later.process - r.process)}
+	u := &cpuUse{ProcessMsPerDoc: per(later.process - r.processRead)}
 	if r.brokerOK && later.brokerOK {
 		b := per(later.broker - r.broker)
 		// A compiler thread that exits takes its time with it (HotSpot

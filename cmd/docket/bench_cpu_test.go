@@ -138,3 +138,25 @@ func TestWarmUpLine(t *testing.T) {
 		t.Errorf("round: %q", s)
 	}
 }
+
+// TestCPUIntervalLeavesOutTheReadings: an interval runs from the end of
+// one reading to the start of the next, so the process's CPU for reading
+// the brokers' stat files is in neither.
+func TestCPUIntervalLeavesOutTheReadings(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	r := cpuReading{process: 10 * ms, processRead: 12 * ms, broker: 100 * ms, brokerJIT: 40 * ms, processOK: true, brokerOK: true}
+	later := cpuReading{process: 20 * ms, processRead: 25 * ms, broker: 160 * ms, brokerJIT: 30 * ms, processOK: true, brokerOK: true}
+	u := r.use(later, 2)
+	// A compiler thread ended in between: its time left the sum.
+	if u == nil || u.ProcessMsPerDoc != 4 || *u.BrokerMsPerDoc != 30 || *u.BrokerJITMsPerDoc != 0 {
+		t.Fatalf("%+v", u)
+	}
+	// The ceilings' stopwatch too: timed from the end of its first
+	// reading (now), not from its start (an hour before, here).
+	now, _ := processCPU()
+	sw := stopwatch{clock: cpuClock{}, cpu: cpuReading{process: now - time.Hour, processRead: now, processOK: true}, start: time.Now()}
+	if rt := sw.rate(1000, 0); rt.CPU == nil || rt.CPU.ProcessUs < 0 || time.Duration(rt.CPU.ProcessUs*1000)*time.Microsecond > time.Minute {
+		t.Fatalf("stopwatch rate %+v", rt.CPU)
+	}
+}

@@ -53,7 +53,7 @@ func (s stopwatch) rate(n int, bytes int64) rate {
 		return r
 	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(n) }
-	r.CPU = &recordCPU{ProcessUs: per(later.process - s.cpu.process)}
+	r.CPU = &recordCPU{ProcessUs: per(later.process - s.cpu.processRead)}
 	if s.cpu.brokerOK && later.brokerOK {
 		b := per(later.broker - s.cpu.broker)
 		r.CPU.BrokerUs = &b

@@ -450,7 +450,7 @@ func (j *journal) fail(err error) {
 	if j.failed == nil {
 		j.failed = err
 		// Close fails it too, so that nothing appends: not news.
-		if err != errJournalFailed {
+		if !errors.Is(err, errJournalFailed) {
 			j.log.Error().Err(err).Str("dir", j.dir).
 				Msg("blob journal failed: every upload fsyncs its own file and directory until the store is opened again")
 		}

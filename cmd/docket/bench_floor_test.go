@@ -91,10 +91,11 @@ func TestStopwatchReadsTheSameWindow(t *testing.T) {
 		}
 		return
 	}
-	// Spin for 50 ms of CPU time, measured by the same clock.
+	// Spin for 50 ms of CPU time, measured by the same clock from where
+	// the stopwatch's window starts (after its reading).
 	for {
 		now, _ := processCPU()
-		if now-sw.cpu.process >= 50*time.Millisecond {
+		if now-sw.cpu.processRead >= 50*time.Millisecond {
 			break
 		}
 	}

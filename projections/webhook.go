@@ -105,17 +105,12 @@ func putNotification(tx *Tx, n domain.Notification) error {
 	return tx.put(notifKey(n.OrgID, n.ID), n)
 }
 
-// batchDone creates the notification of a batch that just reached
-// all_done, if it has a webhook. Its id comes from the log position of the
-// event that completed the batch: every node derives the same one, and a
-// later completion (after more documents) gets a new one.
-//
 // batchCompletedPayload is the body of a batch.completed webhook, written
 // by hand in the bytes encoding/json gives a map of its fields (keys in
 // the order of their names, strings HTML-escaped): stored bodies are
 // signed and compared with a rebuild byte for byte. It was a map, then a
-// struct for json.Marshal, until a profile put json.Marshal at 7 % of the
-// apply path.
+// struct for json.Marshal, which cost 2.1 µs and 9 allocations a body
+// against 0.56 µs and 1 (BenchmarkBatchCompletedPayload).
 func batchCompletedPayload(b domain.Batch, at, completed time.Time) []byte {
 	out := make([]byte, 0, 320) // the usual body (232 bytes for a 38-character name) at once
 	out = append(out, `{"data":{"batch_name":`...)
@@ -168,6 +163,10 @@ func appendJSONString(out []byte, s string) []byte {
 	return append(append(append(out, '"'), s...), '"')
 }
 
+// batchDone creates the notification of a batch that just reached
+// all_done, if it has a webhook. Its id comes from the log position of the
+// event that completed the batch: every node derives the same one, and a
+// later completion (after more documents) gets a new one.
 func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
 	var hook BatchWebhook
 	found, err := tx.get(batchHookKey(b.OrgID, b.Name), &hook)

@@ -64,7 +64,7 @@ func (p batchProjection) deleteBatch(tx *Tx, ev *domain.BatchDeleted) error {
 	prefix := memberPrefix(org, ev.BatchName)
 	var keys [][]byte
 	var ids []string
-	err = scan(tx.b, prefix, nil, func(k, _ []byte) (bool, error) {
+	err = tx.scan(prefix, nil, func(k, _ []byte) (bool, error) {
 		keys = append(keys, append([]byte(nil), k...))
 		ids = append(ids, memberDoc(k))
 		return true, nil
@@ -111,7 +111,7 @@ func memberDoc(k []byte) string {
 // batchDocuments loads every current document of a batch, in upload order.
 func batchDocuments(tx *Tx, org, name string) ([]domain.Document, error) {
 	var docs []domain.Document
-	err := scan(tx.b, memberPrefix(org, name), nil, func(k, _ []byte) (bool, error) {
+	err := tx.scan(memberPrefix(org, name), nil, func(k, _ []byte) (bool, error) {
 		var d domain.Document
 		if _, err := tx.get(docKey(org, memberDoc(k)), &d); err != nil {
 			return false, err

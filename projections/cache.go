@@ -58,7 +58,7 @@ func (f fetchObjects) flush(tx *Tx) error {
 		if err != nil {
 			return fmt.Errorf("projections: encode %q: %w", k, err)
 		}
-		if err := tx.b.Set([]byte(k), val, nil); err != nil {
+		if err := tx.fb.b.Set([]byte(k), val, nil); err != nil {
 			return fmt.Errorf("projections: set %q: %w", k, err)
 		}
 		if !o.stored {

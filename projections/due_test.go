@@ -46,13 +46,13 @@ func dueNotif(id string, at int64) domain.Notification {
 // commit applies fn as one fetch would: a batch, then the floors noted.
 func (h *dueHarness) commit(fn func(tx *Tx) error) {
 	h.t.Helper()
-	b := h.v.db.NewIndexedBatch()
-	defer b.Close()
+	fb := newFetchBatch(h.v.db, 0, 0, false)
+	defer fb.close()
 	due := map[int32]int64{}
-	if err := fn(&Tx{b: b, views: h.v, written: map[string][]byte{}, due: due}); err != nil {
+	if err := fn(&Tx{fb: fb, views: h.v, written: map[string][]byte{}, due: due}); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := fb.b.Commit(pebble.NoSync); err != nil {
 		h.t.Fatal(err)
 	}
 	h.v.due.note(due)

@@ -130,7 +130,17 @@ func (tx *Tx) endpoints(org string) ([]domain.Endpoint, error) {
 			return eps, nil
 		}
 	}
-	eps, err := scanEndpoints(tx.b, org)
+	// Iterating through the index would make one for a fetch that did not
+	// write the org's endpoints, whose committed ones are the answer.
+	var r pebble.Reader = tx.views.db
+	if tx.endpointsWritten[org] {
+		ib, err := tx.fb.indexed()
+		if err != nil {
+			return nil, err
+		}
+		r = ib
+	}
+	eps, err := scanEndpoints(r, org)
 	if err != nil || tx.endpointsWritten[org] {
 		return eps, err
 	}

@@ -96,7 +96,7 @@ func (historyProjection) before(tx *Tx) ([]shaped, error) {
 	}
 	org := ev.Meta.OrgID
 	var out []shaped
-	err := scan(tx.b, memberPrefix(org, ev.BatchName), nil, func(k, _ []byte) (bool, error) {
+	err := tx.scan(memberPrefix(org, ev.BatchName), nil, func(k, _ []byte) (bool, error) {
 		var d domain.Document
 		if _, err := tx.get(docKey(org, memberDoc(k)), &d); err != nil {
 			return false, err
@@ -174,7 +174,7 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 		}
 	}
 	p, o := tx.rec.Partition, tx.rec.Offset
-	if err := tx.events.Set(historyEventKey(p, o), val, nil); err != nil {
+	if err := tx.fb.events.Set(historyEventKey(p, o), val, nil); err != nil {
 		return fmt.Errorf("projections: history: %w", err)
 	}
 	pos := appendPos(nil, p, o)

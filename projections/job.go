@@ -74,7 +74,7 @@ func (jobProjection) track(tx *Tx, after domain.Document) error {
 	org := after.OrgID
 	prefix := docJobPrefix(org, after.ID)
 	var ids []string
-	err := scan(tx.b, prefix, nil, func(k, _ []byte) (bool, error) {
+	err := tx.scan(prefix, nil, func(k, _ []byte) (bool, error) {
 		ids = append(ids, jobIDFromIndex(k, prefix))
 		return true, nil
 	})

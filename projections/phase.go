@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -16,6 +17,10 @@ import (
 type phaseProjection struct{}
 
 func phaseKey(s domain.Status) []byte { return []byte("ph/" + string(s)) }
+
+// isCountKey reports whether key is a count's. A fetch reads a count
+// (countDeltas.flush) before it writes it, and writes it once.
+func isCountKey(key []byte) bool { return bytes.HasPrefix(key, []byte("ph/")) }
 
 // track moves one document from its old status to its new one. The moves
 // of a fetch are summed in tx.counts and written once per status at the

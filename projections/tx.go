@@ -11,10 +11,11 @@ import (
 	"github.com/docket/docket/eventstore"
 )
 
-// Tx is one fetch's worth of view changes: an indexed Pebble batch, so that
-// a projection reads its own earlier writes from the same fetch.
+// Tx is one event's view changes, within its fetch's: a projection reads
+// its fetch's earlier writes from the fetch's maps, or from its batch once
+// that has an index (fetchBatch).
 type Tx struct {
-	b     *pebble.Batch
+	fb    *fetchBatch
 	rec   eventstore.Record
 	views *Views
 	// refused is set when a fold refused the event (a no-op), so it shaped
@@ -28,8 +29,10 @@ type Tx struct {
 	// key the fetch read or wrote (nil: absent). An indexed batch answers a
 	// Get by walking every version of the key written in the batch, so the
 	// keys that many events of a fetch rewrite (a batch's summary, the
-	// per-status counts) cost O(events) per read; the map makes it O(1).
-	// Every write goes through set and del so that it stays true.
+	// per-status counts) cost O(events) per read; the map makes it O(1),
+	// and lets most fetches do without the index (fetchBatch). Every write
+	// goes through set and del so that it stays true; the untracked
+	// families (keyfilter.go) are left out (remember).
 	written map[string][]byte
 	// objects is shared by every Tx of one fetch: the decoded documents,
 	// batches and jobs it read or changed (cache.go); nil outside a fetch.
@@ -37,10 +40,6 @@ type Tx struct {
 	// history is shared by every Tx of one fetch: its additions to the
 	// history index (history.go).
 	history historyIndex
-	// events is shared by every Tx of one fetch: the copies of its events
-	// that the history keeps (he/), in a batch of their own that is not
-	// indexed and commits just before the fetch's (ApplyRecords).
-	events *pebble.Batch
 	// counts is shared by every Tx of one fetch: its changes to the
 	// per-status counts (phase.go).
 	counts countDeltas
@@ -61,7 +60,14 @@ func (tx *Tx) getRaw(key []byte) (val []byte, found bool, err error) {
 		tx.remember(key, nil)
 		return nil, false, nil
 	}
-	v, closer, err := tx.b.Get(key)
+	r := tx.fb.reader()
+	if untracked(key) && !isCountKey(key) {
+		// Not in written even if this fetch wrote it.
+		if r, err = tx.fb.indexed(); err != nil {
+			return nil, false, err
+		}
+	}
+	v, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		tx.remember(key, nil)
 		return nil, false, nil
@@ -88,7 +94,7 @@ func (tx *Tx) set(key, val []byte) error {
 	if val == nil {
 		val = []byte{}
 	}
-	if err := tx.b.Set(key, val, nil); err != nil {
+	if err := tx.fb.b.Set(key, val, nil); err != nil {
 		return fmt.Errorf("projections: set %q: %w", key, err)
 	}
 	tx.endpointWritten(key)
@@ -144,7 +150,7 @@ func (tx *Tx) get(key []byte, v any) (bool, error) {
 // getObject reads a deferred view into v.
 func (tx *Tx) getObject(key []byte, v any) (bool, error) {
 	val, err := tx.object(key, func() (any, bool, error) {
-		found, err := getView(tx.b, key, v)
+		found, err := getView(tx.fb.reader(), key, v)
 		if err != nil || !found {
 			return nil, false, err
 		}
@@ -203,7 +209,7 @@ func getShared[T shared](tx *Tx, key []byte) (*T, error) {
 	}
 	val, err := tx.object(key, func() (any, bool, error) {
 		v := new(T)
-		found, err := getView(tx.b, key, v)
+		found, err := getView(tx.fb.reader(), key, v)
 		if err != nil || !found {
 			return nil, false, err
 		}
@@ -236,7 +242,7 @@ func (tx *Tx) put(key []byte, v any) error {
 }
 
 func (tx *Tx) del(key []byte) error {
-	if err := tx.b.Delete(key, nil); err != nil {
+	if err := tx.fb.b.Delete(key, nil); err != nil {
 		return fmt.Errorf("projections: delete %q: %w", key, err)
 	}
 	tx.endpointWritten(key)
@@ -245,6 +251,15 @@ func (tx *Tx) del(key []byte) error {
 		tx.objects[string(key)] = &object{} // absent, and the delete is in the batch
 	}
 	return nil
+}
+
+// scan is scan over the views as this fetch has changed them so far.
+func (tx *Tx) scan(prefix, from []byte, fn func(k, v []byte) (bool, error)) error {
+	r, err := tx.fb.indexed()
+	if err != nil {
+		return err
+	}
+	return scan(r, prefix, from, fn)
 }
 
 // scan calls fn for each key under prefix, in order, until fn returns false.

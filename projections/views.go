@@ -59,6 +59,9 @@ type Views struct {
 	// grows a batch by doubling from a few kilobytes, which copied a full
 	// fetch's batch about a dozen times (1.5 % of the 1M-event replay).
 	batchHint, eventsHint int
+	// indexedFetches counts the fetches whose batch needed an index
+	// (fetchBatch). The apply goroutine's.
+	indexedFetches int
 }
 
 // maxBatchHint bounds batchHint, so that one fetch of unusually large
@@ -342,8 +345,6 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	b := v.db.NewIndexedBatchWithSize(v.batchHint)
-	defer b.Close()
 	next := v.Offsets()
 	touched := map[int32]bool{}
 	// Its own array, since listeners keep it; sized once, as a fetch is
@@ -353,20 +354,19 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}, map[int32]int64{}
 	endpointsWritten := map[string]bool{}
 	// The history's copies of the events are most of a fetch's bytes and
-	// never read while it applies, so in a large fetch they skip the
-	// indexed batch, whose index costs a skiplist insert per key.
+	// never read while it applies, so in a large fetch they have a batch
+	// of their own, which a fetch that needs its batch indexed
+	// (fetchBatch) neither copies nor indexes.
 	// Committed first, they are never missing for an index entry that
 	// names them: Pebble's log keeps commits in order, so a crash that
 	// keeps the fetch's batch keeps them too, and one that keeps only
 	// them leaves copies that the fetch, applied again, writes again byte
 	// for byte.
 	// A small fetch keeps them in its one batch: a second commit would
-	// cost it more than the index does.
-	events := b
-	if len(recs) >= ownEventsBatch {
-		events = v.db.NewBatchWithSize(v.eventsHint)
-		defer events.Close()
-	}
+	// cost it more than the index did (measured when the fetch's batch
+	// was always indexed).
+	fb := newFetchBatch(v.db, v.batchHint, v.eventsHint, len(recs) >= ownEventsBatch)
+	defer func() { fb.close() }()
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue
@@ -374,21 +374,25 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{b: b, rec: rec, views: v, written: written, objects: objects, history: history, events: events, counts: counts, due: due, endpointsWritten: endpointsWritten}); err != nil {
+		} else if err := v.applyOne(&Tx{fb: fb, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts, due: due, endpointsWritten: endpointsWritten}); err != nil {
 			return fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1
 		touched[rec.Partition] = true
 	}
-	if err := objects.flush(&Tx{b: b, views: v}); err != nil {
+	if err := objects.flush(&Tx{fb: fb, views: v}); err != nil {
 		return err
 	}
-	if err := history.flush(b); err != nil {
+	if err := history.flush(fb.b); err != nil {
 		return err
 	}
-	wroteCounts, err := counts.flush(&Tx{b: b, views: v, written: written}, v.counts)
+	wroteCounts, err := counts.flush(&Tx{fb: fb, views: v, written: written}, v.counts)
 	if err != nil {
 		return err
+	}
+	b, events := fb.b, fb.events // the fold is done: nothing asks for an index now
+	if b.Indexed() {
+		v.indexedFetches++
 	}
 	for p := range touched {
 		val := make([]byte, 8)

@@ -1,0 +1,73 @@
+package projections
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// fetchBatch is the Pebble batch one fetch writes its views into. It
+// starts without an index. The fold reads what the fetch wrote from the
+// fetch's own maps (Tx.written, fetchObjects), not from the batch, and an
+// indexed batch pays a skiplist insert for every key it is given: 7 % of
+// BenchmarkApplyBenchLog (BENCHMARKS.md). A fold that must iterate (a
+// batch's members, a document's jobs, an org's endpoints), or read a key
+// those maps do not track, asks for the index (indexed), and the batch is
+// copied into an indexed one, once per fetch; the rest of the fetch then
+// writes into that one.
+type fetchBatch struct {
+	db *pebble.DB
+	b  *pebble.Batch
+	// events is where the history's copies of the events go (Tx.events):
+	// a batch of their own in a large fetch, b itself in a small one.
+	events *pebble.Batch
+}
+
+// newFetchBatch starts a fetch's batches, sized by the last fetch's.
+func newFetchBatch(db *pebble.DB, hint, eventsHint int, ownEvents bool) *fetchBatch {
+	f := &fetchBatch{db: db, b: db.NewBatchWithSize(hint)}
+	f.events = f.b
+	if ownEvents {
+		f.events = db.NewBatchWithSize(eventsHint)
+	}
+	return f
+}
+
+// reader is where a point read of a key the fetch's maps do not hold
+// goes: such a key is one the fetch has not written (set and del record
+// every key they write in Tx.written, except the untracked families, which
+// are read only through indexed), so the views as committed answer it,
+// unless the batch has its index already.
+func (f *fetchBatch) reader() pebble.Reader {
+	if f.b.Indexed() {
+		return f.b
+	}
+	return f.db
+}
+
+// indexed returns the fetch's batch with an index, which reads and
+// iterations see the fetch's own writes through.
+func (f *fetchBatch) indexed() (*pebble.Batch, error) {
+	if f.b.Indexed() {
+		return f.b, nil
+	}
+	ib := f.db.NewIndexedBatchWithSize(f.b.Len())
+	if err := ib.Apply(f.b, nil); err != nil {
+		ib.Close()
+		return nil, fmt.Errorf("projections: index the fetch's batch: %w", err)
+	}
+	if f.events == f.b {
+		f.events = ib
+	}
+	f.b.Close()
+	f.b = ib
+	return ib, nil
+}
+
+// close releases the batches, committed or not.
+func (f *fetchBatch) close() {
+	if f.events != f.b {
+		f.events.Close()
+	}
+	f.b.Close()
+}

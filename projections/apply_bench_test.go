@@ -78,6 +78,43 @@ func BenchmarkApplyBenchLog(b *testing.B) {
 	reportApplied(b, f.v, events)
 }
 
+// BenchmarkApplyJobRuns applies fetch-sized batches of lifecycles run by
+// extraction jobs: eight documents are uploaded, a job is created over
+// them, and each runs with the job named. It measures what the job
+// projection adds to the fold.
+func BenchmarkApplyJobRuns(b *testing.B) {
+	f, l := setup(&testing.T{}), newLog()
+	defer f.v.Close()
+	var lc lifecycles
+	jobs, events := 0, 0
+	for b.Loop() {
+		recs := make([]eventstore.Record, 0, 4096)
+		for len(recs) < 4096-42 {
+			jobs++
+			job := fmt.Sprintf("job_%d", jobs)
+			runs := make([][]domain.Event, 8)
+			created := &domain.JobCreated{Meta: meta("o1", 2), JobID: job, Kind: domain.JobExtraction}
+			for i := range runs {
+				runs[i] = lc.events()
+				recs = append(recs, l.record(0, runs[i][0]))
+				created.DocumentIDs = append(created.DocumentIDs, runs[i][0].(*domain.DocumentUploaded).DocumentID)
+				runs[i][1].(*domain.DocumentQueued).JobIDs = []string{job}
+			}
+			recs = append(recs, l.record(0, created))
+			for _, run := range runs {
+				for _, e := range run[1:] {
+					recs = append(recs, l.record(0, e))
+				}
+			}
+		}
+		events += applyFetch(b, f.v, recs)
+	}
+	reportApplied(b, f.v, events)
+	if j, err := f.v.Job("o1", fmt.Sprintf("job_%d", jobs)); err != nil || j.Progress().Done != 8 {
+		b.Fatalf("the last job: %+v, %v", j.Progress(), err)
+	}
+}
+
 // applyFetch applies one fetch and returns how many events it held.
 func applyFetch(b *testing.B, v *projections.Views, recs []eventstore.Record) int {
 	if err := v.ApplyRecords(recs); err != nil {

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -127,5 +128,56 @@ func TestUntrackedReadsSeeTheFetch(t *testing.T) {
 	}
 	if val, found, err := tx.getRaw(member); err != nil || !found || string(val) != "m" {
 		t.Fatalf("read of an untracked key the fetch wrote: %q, found %t, %v", val, found, err)
+	}
+}
+
+// TestAJobRunNeedsNoIndex: the fold moves a job's row for a run that names
+// the job without iterating the document's jobs, so a fetch of job runs
+// is not indexed, and its jobs read as they do when every record is a
+// fetch of its own; a job that covers the document but is not named by the
+// run does not move.
+func TestAJobRunNeedsNoIndex(t *testing.T) {
+	t.Parallel()
+	m := func() domain.Meta { return eventstore.NewMeta("o1", "test", "") }
+	events := append(finishedJob()[:2:2],
+		&domain.JobCreated{Meta: m(), JobID: "job2", Kind: domain.JobExtraction, DocumentIDs: []string{"d1"}})
+	events = append(events, finishedJob()[2:]...)
+	var recs []eventstore.Record
+	for i, e := range events {
+		recs = append(recs, eventstore.Record{Position: eventstore.Position{Offset: int64(i)}, Event: e})
+	}
+	whole, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	if err := whole.ApplyRecords(recs); err != nil {
+		t.Fatal(err)
+	}
+	if whole.indexedFetches != 0 || whole.Noops() != 0 {
+		t.Fatalf("%d fetches indexed, %d events refused", whole.indexedFetches, whole.Noops())
+	}
+	single, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer single.Close()
+	for _, r := range recs {
+		if err := single.ApplyRecords([]eventstore.Record{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"job1", "job2"} {
+		a, errA := whole.Job("o1", id)
+		b, errB := single.Job("o1", id)
+		if errA != nil || errB != nil || len(a.Rows) != 1 || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: one fetch %+v (%v), a fetch per record %+v (%v)", id, a, errA, b, errB)
+		}
+	}
+	if j, _ := whole.Job("o1", "job1"); !j.Rows[0].Status.Terminal() {
+		t.Fatalf("job1's row did not move with its run: %+v", j.Rows[0])
+	}
+	if j, _ := whole.Job("o1", "job2"); j.Rows[0].Status.Terminal() {
+		t.Fatalf("job2's row moved with a run that does not name it: %+v", j.Rows[0])
 	}
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // jobProjection maintains j/<org>/<job> from job events and from the
-// transitions of the documents a job covers (found through the
-// dj/<org>/<doc>/<job> index), and s/<org>/<session> -> job id.
+// transitions of the runs that name a job, the dj/<org>/<doc>/<job> index
+// of the jobs covering a document (read by the coordinator and the API),
+// and s/<org>/<session> -> job id.
 type jobProjection struct{}
 
 func jobKey(org, id string) []byte          { return []byte("j/" + org + "/" + id) }
@@ -66,23 +67,16 @@ func (p jobProjection) apply(tx *Tx) error {
 	return tx.put(jobKey(org, next.ID), next)
 }
 
-// track moves every job covering the document along with its transition.
+// track moves the jobs covering the document along with its transition.
+// Job.Track moves a row only for a run that names its job, and leaves a
+// job without a row for the document as it is, so the jobs the run names
+// are the only ones to look at. Not iterating every job that covers the
+// document (the dj/ index) leaves a fetch of job runs without an index
+// (fetchBatch).
 func (jobProjection) track(tx *Tx, after domain.Document) error {
-	if len(after.JobIDs) == 0 {
-		return nil // Track moves rows only for runs that name their job
-	}
 	org := after.OrgID
-	prefix := docJobPrefix(org, after.ID)
-	var ids []string
-	err := tx.scan(prefix, nil, func(k, _ []byte) (bool, error) {
-		ids = append(ids, jobIDFromIndex(k, prefix))
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
 	at := tx.rec.Event.Header().OccurredAt
-	for _, id := range ids {
+	for _, id := range after.JobIDs {
 		var j domain.Job
 		if _, err := tx.get(jobKey(org, id), &j); err != nil {
 			return err

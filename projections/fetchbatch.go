@@ -9,17 +9,19 @@ import (
 // fetchBatch is the Pebble batch one fetch writes its views into. It
 // starts without an index. The fold reads what the fetch wrote from the
 // fetch's own maps (Tx.written, fetchObjects), not from the batch, and an
-// indexed batch pays a skiplist insert for every key it is given: 7 % of
-// BenchmarkApplyBenchLog (BENCHMARKS.md). A fold that must iterate (a
-// batch's members, a document's jobs, an org's endpoints), or read a key
-// those maps do not track, asks for the index (indexed), and the batch is
-// copied into an indexed one, once per fetch; the rest of the fetch then
-// writes into that one.
+// indexed batch pays a skiplist insert for every key it is given: without
+// them BenchmarkApplyBenchLog applies 3-7 % more events a second
+// (BENCHMARKS.md, item 36). A fold that must iterate (a batch's members,
+// an org's endpoints that the fetch wrote), or read a key those maps do
+// not track, asks for the index (indexed), and the batch is copied into
+// an indexed one, once per fetch; the rest of the fetch then writes into
+// that one.
 type fetchBatch struct {
 	db *pebble.DB
 	b  *pebble.Batch
-	// events is where the history's copies of the events go (Tx.events):
-	// a batch of their own in a large fetch, b itself in a small one.
+	// events is where the history's copies of the events go
+	// (historyProjection.after): a batch of their own in a large fetch, b
+	// itself in a small one.
 	events *pebble.Batch
 }
 

@@ -366,7 +366,7 @@ func (v *Views) ApplyRecords(recs []eventstore.Record) error {
 	// cost it more than the index did (measured when the fetch's batch
 	// was always indexed).
 	fb := newFetchBatch(v.db, v.batchHint, v.eventsHint, len(recs) >= ownEventsBatch)
-	defer func() { fb.close() }()
+	defer fb.close()
 	for _, rec := range recs {
 		if rec.Offset < next[rec.Partition] {
 			continue

@@ -38,7 +38,8 @@ func newFetchBatch(db *pebble.DB, hint, eventsHint int, ownEvents bool) *fetchBa
 // reader is where a point read of a key the fetch's maps do not hold
 // goes: such a key is one the fetch has not written (set and del record
 // every key they write in Tx.written, except the untracked families, which
-// are read only through indexed), so the views as committed answer it,
+// getRaw reads through indexed; a count, the one it reads here, is read
+// before the fetch writes it), so the views as committed answer it,
 // unless the batch has its index already.
 func (f *fetchBatch) reader() pebble.Reader {
 	if f.b.Indexed() {

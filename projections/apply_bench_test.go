@@ -115,6 +115,62 @@ func BenchmarkApplyJobRuns(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyPipelined applies the same 24 fetches of the bench's log
+// (BenchmarkApplyBenchLog) into new views, each fetch committed before the
+// next folds (sync, ApplyRecords) or while it folds (pipelined, Pipeline,
+// as Run does when the next fetch is waiting): what folding and committing
+// side by side gains on two cores. The fetches are made first, untimed.
+func BenchmarkApplyPipelined(b *testing.B) {
+	shadow := setup(&testing.T{})
+	defer shadow.v.Close()
+	bl := newBenchLog(b)
+	var fetches [][]eventstore.Record
+	events := 0
+	for range 24 {
+		recs := bl.fetch(b, shadow.v)
+		applyFetch(b, shadow.v, recs)
+		fetches = append(fetches, recs)
+		events += len(recs)
+	}
+	for _, mode := range []string{"sync", "pipelined"} {
+		b.Run(mode, func(b *testing.B) {
+			applied := 0
+			for b.Loop() {
+				b.StopTimer()
+				v, err := projections.Open(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				p := v.Pipeline()
+				for _, recs := range fetches {
+					if mode == "sync" {
+						err = v.ApplyRecords(recs)
+					} else {
+						err = p.Apply(recs)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := p.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				applied += events
+				b.StopTimer()
+				if v.Noops() != 0 {
+					b.Fatalf("%d events refused: the benchmark's log is wrong", v.Noops())
+				}
+				if err := v.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(applied)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
 // applyFetch applies one fetch and returns how many events it held.
 func applyFetch(b *testing.B, v *projections.Views, recs []eventstore.Record) int {
 	if err := v.ApplyRecords(recs); err != nil {

@@ -9,7 +9,8 @@ import (
 
 // TestCrashKeepsHistoryWhole: a large fetch commits the history's copies
 // of its events in a batch of their own just before its own batch
-// (ApplyRecords). Whatever a crash keeps of what was not yet synced, no
+// (ApplyRecords, and Pipeline, where a fetch's commit runs beside the
+// next fetch's fold). Whatever a crash keeps of what was not yet synced, no
 // index entry names an event that is missing, the offsets agree with the
 // history, and applying the rest of the log completes it.
 func TestCrashKeepsHistoryWhole(t *testing.T) {
@@ -23,10 +24,22 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Half the seeds apply as Run does, each fetch folding while the
+		// one before commits: the commits still land in the log's order.
+		p := v.Pipeline()
 		for i := 0; i < len(recs); i += fetch {
-			if err := v.ApplyRecords(recs[i:min(i+fetch, len(recs))]); err != nil {
+			f := recs[i:min(i+fetch, len(recs))]
+			if seed%2 == 1 {
+				err = p.Apply(f)
+			} else {
+				err = v.ApplyRecords(f)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := p.Flush(); err != nil {
+			t.Fatal(err)
 		}
 		crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: []int{99, 97, 95, 90}[seed%4], RNG: rand.New(rand.NewPCG(uint64(seed), 7))})
 		if err := v.Close(); err != nil {

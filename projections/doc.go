@@ -6,4 +6,8 @@
 // crash between the two cannot happen and views are applied exactly once;
 // consumer-group commits play no part. Because the fold is deterministic,
 // rebuilding from offset 0 gives byte-identical views.
+//
+// When the next fetch is already waiting, it folds while the one before it
+// commits (Pipeline), reading that fetch's writes from its maps until
+// Pebble has them; commits stay one at a time, in the log's order.
 package projections

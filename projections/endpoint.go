@@ -125,6 +125,13 @@ const endpointCacheOrgs = 4096
 // them.
 func (tx *Tx) endpoints(org string) ([]domain.Endpoint, error) {
 	cache := &tx.views.endpoints
+	if tx.fb.prevWroteEndpoints(org) {
+		// Its write dropped the cached ones; Pebble has its own once it
+		// commits.
+		if err := tx.fb.settle(); err != nil {
+			return nil, err
+		}
+	}
 	if !tx.endpointsWritten[org] {
 		if eps, ok := (*cache)[org]; ok {
 			return eps, nil

@@ -23,6 +23,9 @@ type fetchBatch struct {
 	// (historyProjection.after): a batch of their own in a large fetch, b
 	// itself in a small one.
 	events *pebble.Batch
+	// prev is the fetch before, while its commit runs (Pipeline): what it
+	// wrote is not yet Pebble's.
+	prev *staged
 }
 
 // newFetchBatch starts a fetch's batches, sized by the last fetch's.
@@ -49,10 +52,14 @@ func (f *fetchBatch) reader() pebble.Reader {
 }
 
 // indexed returns the fetch's batch with an index, which reads and
-// iterations see the fetch's own writes through.
+// iterations see the fetch's own writes through, over the views as the
+// fetch before left them.
 func (f *fetchBatch) indexed() (*pebble.Batch, error) {
 	if f.b.Indexed() {
 		return f.b, nil
+	}
+	if err := f.settle(); err != nil {
+		return nil, err
 	}
 	ib := f.db.NewIndexedBatchWithSize(f.b.Len())
 	if err := ib.Apply(f.b, nil); err != nil {
@@ -73,4 +80,43 @@ func (f *fetchBatch) close() {
 		f.events.Close()
 	}
 	f.b.Close()
+}
+
+// settle waits until the fetch before has committed, after which Pebble
+// answers everything it wrote.
+func (f *fetchBatch) settle() error {
+	if f.prev == nil {
+		return nil
+	}
+	f.prev.release()
+	if err := f.prev.wait(); err != nil {
+		return fmt.Errorf("projections: the fetch before: %w", err)
+	}
+	f.prev = nil
+	return nil
+}
+
+// prevWritten is the fetch before's value of a tracked key it read or
+// wrote (nil: absent), while it commits; ok is false when it has none.
+func (f *fetchBatch) prevWritten(key []byte) (val []byte, ok bool) {
+	if f.prev == nil {
+		return nil, false
+	}
+	val, ok = f.prev.written[string(key)]
+	return val, ok
+}
+
+// prevObject is the fetch before's decoded view at key, while it commits.
+func (f *fetchBatch) prevObject(key []byte) (*object, bool) {
+	if f.prev == nil {
+		return nil, false
+	}
+	o, ok := f.prev.objects[string(key)]
+	return o, ok
+}
+
+// prevWroteEndpoints reports whether the fetch before wrote org's webhook
+// endpoints and has not committed yet.
+func (f *fetchBatch) prevWroteEndpoints(org string) bool {
+	return f.prev != nil && f.prev.endpointsWritten[org]
 }

@@ -56,6 +56,10 @@ func (tx *Tx) getRaw(key []byte) (val []byte, found bool, err error) {
 	if v, ok := tx.written[string(key)]; ok {
 		return v, v != nil, nil
 	}
+	if v, ok := tx.fb.prevWritten(key); ok {
+		tx.remember(key, v)
+		return v, v != nil, nil
+	}
 	if tx.views.written.absent(key) {
 		tx.remember(key, nil)
 		return nil, false, nil
@@ -172,6 +176,12 @@ func (tx *Tx) object(key []byte, load func() (val any, found bool, err error)) (
 	if val, ok := tx.views.cache.get(string(key)); ok {
 		tx.objects[string(key)] = &object{val: val, stored: val != nil}
 		return val, nil
+	}
+	// The cache took the fetch before's views, but may have dropped some
+	// since; Pebble has them only once that fetch commits.
+	if o, ok := tx.fb.prevObject(key); ok {
+		tx.objects[string(key)] = &object{val: o.val, stored: o.val != nil}
+		return o.val, nil
 	}
 	o := &object{}
 	if !tx.views.written.absent(key) {

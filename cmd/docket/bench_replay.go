@@ -126,10 +126,16 @@ func applyPath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record, dir 
 			}
 		}
 	}()
+	// As Run applies a backlog: each chunk folds while the one before it
+	// commits (projections.Pipeline).
+	p := v.Pipeline()
 	for chunk := range chunks {
-		if err := v.ApplyRecords(chunk); err != nil {
+		if err := p.Apply(chunk); err != nil {
 			return rate{}, err
 		}
+	}
+	if err := p.Flush(); err != nil {
+		return rate{}, err
 	}
 	return sw.rate(len(recs), 0), nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/docket/docket/domain"
 )
 
@@ -48,24 +50,43 @@ type object struct {
 // fetchObjects is one fetch's decoded views, by key.
 type fetchObjects map[string]*object
 
-// flush writes the fetch's changed views into its batch.
-func (f fetchObjects) flush(tx *Tx) error {
+// dirty takes the fetch's changed views, to be encoded into its batch as
+// it commits (writeViews), on the goroutine that commits it (Pipeline).
+// The values are shared, never changed in place (above), so the next
+// fetch may fold over them meanwhile. It adds their new keys to the key
+// filter, which belongs to the apply goroutine.
+func (f fetchObjects) dirty(filter *keyFilter) []dirtyView {
+	var out []dirtyView
 	for k, o := range f {
 		if !o.dirty {
 			continue
 		}
-		val, err := encodeView(o.val)
-		if err != nil {
-			return fmt.Errorf("projections: encode %q: %w", k, err)
-		}
-		if err := tx.fb.b.Set([]byte(k), val, nil); err != nil {
-			return fmt.Errorf("projections: set %q: %w", k, err)
-		}
 		if !o.stored {
-			tx.views.written.add([]byte(k))
+			filter.add([]byte(k))
 			o.stored = true
 		}
 		o.dirty = false
+		out = append(out, dirtyView{key: k, val: o.val})
+	}
+	return out
+}
+
+// dirtyView is a view a fetch changed, still decoded.
+type dirtyView struct {
+	key string
+	val any
+}
+
+// writeViews encodes views into b.
+func writeViews(b *pebble.Batch, views []dirtyView) error {
+	for _, d := range views {
+		val, err := encodeView(d.val)
+		if err != nil {
+			return fmt.Errorf("projections: encode %q: %w", d.key, err)
+		}
+		if err := b.Set([]byte(d.key), val, nil); err != nil {
+			return fmt.Errorf("projections: set %q: %w", d.key, err)
+		}
 	}
 	return nil
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // Pipeline applies fetches in order, folding each while the one before it
-// commits on a goroutine of its own. A commit is mostly Pebble inserting
-// the batch into its memtable, a fifth of the fold goroutine's time on
-// full fetches (BENCHMARKS.md, item 38); with two cores the next fetch's
-// fold need not wait for it.
+// commits on a goroutine of its own. Committing is encoding the views the
+// fetch changed and Pebble inserting the batch into its memtable, a third
+// of the apply goroutine's time on full fetches (BENCHMARKS.md, items 38
+// and 39); with two cores the next fetch's fold need not wait for it.
 //
 // While a fetch commits, the next one reads what it wrote from its maps
 // (Tx.written, fetchObjects; the apply goroutine's caches already hold the
@@ -78,6 +78,7 @@ func (p *Pipeline) Flush() error {
 		p.v.forget()
 		return err
 	}
+	p.v.batchHint = min(s.batchLen, maxBatchHint)
 	return nil
 }
 
@@ -94,6 +95,14 @@ type staged struct {
 	objects          fetchObjects
 	endpointsWritten map[string]bool
 	due              map[int32]int64
+	// dirty and history are what commit writes into the batch before it
+	// commits it: the views the fetch changed, still decoded, and its
+	// additions to the history index.
+	dirty   []dirtyView
+	history historyIndex
+	// batchLen is the batch's size once written, for the next fetches'
+	// (Views.batchHint).
+	batchLen int
 
 	done chan struct{} // closed when commit returned; nil: not started
 	err  error
@@ -130,6 +139,13 @@ func (v *Views) commit(s *staged) error {
 		<-s.gate
 	}
 	b, events := s.fb.b, s.fb.events
+	if err := writeViews(b, s.dirty); err != nil {
+		return err
+	}
+	if err := s.history.flush(b); err != nil {
+		return err
+	}
+	s.batchLen = b.Len()
 	// No fsync: the log is the source of truth, and offsets commit with the
 	// views they describe, so a lost tail is simply applied again.
 	if events != b && !events.Empty() {

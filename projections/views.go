@@ -427,12 +427,7 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 	if len(applied) == 0 {
 		return nil, nil
 	}
-	if err := objects.flush(&Tx{fb: fb, views: v}); err != nil {
-		return nil, err
-	}
-	if err := history.flush(fb.b); err != nil {
-		return nil, err
-	}
+	dirty := objects.dirty(v.written)
 	wroteCounts, err := counts.flush(&Tx{fb: fb, views: v, written: written}, v.counts)
 	if err != nil {
 		return nil, err
@@ -448,7 +443,6 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 			return nil, fmt.Errorf("projections: offset: %w", err)
 		}
 	}
-	v.batchHint = min(b.Len(), maxBatchHint)
 	if fb.events != b {
 		v.eventsHint = min(fb.events.Len(), maxBatchHint)
 	}
@@ -458,7 +452,7 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 	fb.prev = nil
 	prev.release()
 	return &staged{fb: fb, applied: applied, next: next, touched: touched, written: written, objects: objects,
-		endpointsWritten: endpointsWritten, due: due}, nil
+		endpointsWritten: endpointsWritten, due: due, dirty: dirty, history: history}, nil
 }
 
 // applyOne runs the projections on one event, the history index around

@@ -11,7 +11,7 @@ import (
 type batchProjection struct{}
 
 // track folds one document transition into the document's batch.
-func (batchProjection) track(tx *Tx, before, after domain.Document) error {
+func (batchProjection) track(tx *Tx, before, after *domain.Document) error {
 	if after.BatchName == "" || before.BatchDeleted {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (batchProjection) track(tx *Tx, before, after domain.Document) error {
 		}
 	}
 	wasDone := b.AllDone()
-	b, recompute := b.Track(before, after)
+	b, recompute := b.Track(*before, *after)
 	if recompute {
 		docs, err := batchDocuments(tx, org, name)
 		if err != nil {
@@ -84,7 +84,7 @@ func (p batchProjection) deleteBatch(tx *Tx, ev *domain.BatchDeleted) error {
 		if err := tx.put(docKey(org, id), after); err != nil {
 			return err
 		}
-		if err := (phaseProjection{}).track(tx, d, after); err != nil {
+		if err := (phaseProjection{}).track(tx, &d, &after); err != nil {
 			return err
 		}
 	}

@@ -108,13 +108,15 @@ type objectCache struct {
 // (at a few hundred documents a second a lifecycle takes under a second).
 const DefaultCacheEntries = 4096
 
-func (c *objectCache) get(key string) (any, bool) {
-	if v, ok := c.cur[key]; ok {
+// get takes the key as bytes so that a lookup does not allocate: only an
+// entry moved to the current generation needs the key as a string.
+func (c *objectCache) get(key []byte) (any, bool) {
+	if v, ok := c.cur[string(key)]; ok {
 		return v, true
 	}
-	v, ok := c.old[key]
+	v, ok := c.old[string(key)]
 	if ok {
-		c.add(key, v)
+		c.add(string(key), v)
 	}
 	return v, ok
 }

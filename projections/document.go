@@ -18,11 +18,14 @@ func (p documentProjection) apply(tx *Tx) error {
 	}
 	org := tx.rec.Event.Header().OrgID
 	key := docKey(org, id)
-	var before domain.Document
+	// The stored value is shared and never changed in place (cache.go), so
+	// the fold reads it where it is.
+	var none domain.Document
+	before := &none
 	if stored, err := getShared[domain.Document](tx, key); err != nil {
 		return err
 	} else if stored != nil {
-		before = *stored
+		before = stored
 	}
 	after, err := before.Apply(tx.rec.Event)
 	if err != nil {
@@ -38,14 +41,17 @@ func (p documentProjection) apply(tx *Tx) error {
 	if err := putShared(tx, key, tx.doc); err != nil {
 		return err
 	}
-	if err := (phaseProjection{}).track(tx, before, after); err != nil {
+	// The projections below take the documents by pointer and must not
+	// change them: copying a document (400 bytes) to each of them was most
+	// of the fold's memmove.
+	if err := (phaseProjection{}).track(tx, before, tx.doc); err != nil {
 		return err
 	}
-	if err := p.batches.track(tx, before, after); err != nil {
+	if err := p.batches.track(tx, before, tx.doc); err != nil {
 		return err
 	}
-	if err := (endpointProjection{}).documentRun(tx, before, after); err != nil {
+	if err := (endpointProjection{}).documentRun(tx, before, tx.doc); err != nil {
 		return err
 	}
-	return p.jobs.track(tx, after)
+	return p.jobs.track(tx, tx.doc)
 }

@@ -75,7 +75,7 @@ func (endpointProjection) notify(tx *Tx, org, eventType string, fill func(*domai
 }
 
 // documentRun fires document.* when a document's preprocess run ends.
-func (p endpointProjection) documentRun(tx *Tx, before, after domain.Document) error {
+func (p endpointProjection) documentRun(tx *Tx, before, after *domain.Document) error {
 	if len(after.Runs) == 0 {
 		return nil
 	}

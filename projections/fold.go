@@ -28,7 +28,7 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 	// usually applied whole (growing it was a sixth of the fold's
 	// allocations).
 	applied := make([]eventstore.Record, 0, len(recs))
-	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, historyIndex{}, countDeltas{}, map[int32]int64{}
+	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, newHistoryLog(len(recs)), countDeltas{}, map[int32]int64{}
 	endpointsWritten := map[string]bool{}
 	// The history's copies of the events are most of a fetch's bytes and
 	// never read while it applies, so in a large fetch they have a batch
@@ -57,7 +57,7 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 		applied = append(applied, rec)
 		if rec.Err != nil {
 			v.log.Error().Err(rec.Err).Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("projections: undecodable event skipped")
-		} else if err := v.applyOne(&Tx{fb: fb, rec: rec, views: v, written: written, objects: objects, history: history, counts: counts, due: due, endpointsWritten: endpointsWritten}); err != nil {
+		} else if err := v.applyOne(&Tx{fb: fb, rec: rec, recIndex: len(applied) - 1, views: v, written: written, objects: objects, history: history, counts: counts, due: due, endpointsWritten: endpointsWritten}); err != nil {
 			return nil, fmt.Errorf("projections: apply %s at %d/%d: %w", rec.Event.Type(), rec.Partition, rec.Offset, err)
 		}
 		next[rec.Partition] = rec.Offset + 1
@@ -81,9 +81,6 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 		if err := b.Set(offsetKey(p), val, nil); err != nil {
 			return nil, fmt.Errorf("projections: offset: %w", err)
 		}
-	}
-	if fb.events != b {
-		v.eventsHint = min(fb.events.Len(), maxBatchHint)
 	}
 	v.cache.commit(objects)
 	v.counts.commit(wroteCounts)

@@ -66,7 +66,13 @@ const historyWindow = 1 << 14
 
 // historyIndexKey is the index value of an entity that holds position p/o.
 func historyIndexKey(kind HistoryKind, org, id string, p int32, o int64) []byte {
-	return appendPos(historyPrefix(kind, org, id), p, o&^(historyWindow-1))
+	return appendHistoryIndexKey(nil, kind, org, id, p, o)
+}
+
+// appendHistoryIndexKey appends historyIndexKey's key to k.
+func appendHistoryIndexKey(k []byte, kind HistoryKind, org, id string, p int32, o int64) []byte {
+	k = append(append(append(append(append(append(append(k, "h/"...), kind...), '/'), org...), '/'), id...), '/')
+	return appendPos(k, p, o&^(historyWindow-1))
 }
 
 func appendPos(k []byte, p int32, o int64) []byte {
@@ -117,7 +123,10 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 	}
 	ev := tx.rec.Event
 	org := ev.Header().OrgID
-	out := pre
+	// Room for what most events shape (a document, its batch, a job)
+	// without growing a slice on the heap per event.
+	var room [4]shaped
+	out := append(room[:0], pre...)
 	switch e := ev.(type) {
 	case *domain.BatchDeleted:
 		out = append(out, shaped{HistoryBatch, e.BatchName})
@@ -160,48 +169,126 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 			}
 		}
 	}
-	if len(out) == 0 {
+	tx.history.note(tx.recIndex, out)
+	return nil
+}
+
+// historyLog is one fetch's history as its fold found it: the entities
+// each event shaped. The goroutine that commits the fetch turns it into
+// the events' copies and the index (write), beside the next fold
+// (Pipeline): keying and grouping the index were a sixth of the fold.
+type historyLog struct {
+	events []loggedEvent
+	shapes []shaped
+}
+
+// newHistoryLog sizes a fetch's log for n records, most of which shape a
+// document and its batch.
+func newHistoryLog(n int) *historyLog {
+	return &historyLog{events: make([]loggedEvent, 0, n), shapes: make([]shaped, 0, 2*n)}
+}
+
+// loggedEvent is one event of the fetch and its entities in shapes.
+type loggedEvent struct {
+	rec      int // in the fetch's applied records
+	from, to int
+}
+
+// note records the entities the fetch's rec-th applied record shaped.
+func (h *historyLog) note(rec int, shapes []shaped) {
+	if len(shapes) == 0 {
+		return
+	}
+	from := len(h.shapes)
+	h.shapes = append(h.shapes, shapes...)
+	h.events = append(h.events, loggedEvent{rec: rec, from: from, to: len(h.shapes)})
+}
+
+// write puts the copies of the logged events into events and merges the
+// fetch's additions to the index into b. The copy is the event in the
+// current schema: the record's own bytes when it was written with that
+// schema (most are; encoding again cost a tenth of the apply path), else
+// the event encoded again, which is deterministic.
+func (h *historyLog) write(applied []eventstore.Record, events, b *pebble.Batch) error {
+	if len(h.events) == 0 {
 		return nil
 	}
 	codec, err := historyCodec()
 	if err != nil {
 		return err
 	}
-	val := tx.rec.Value
-	if !codec.IsCurrent(val, ev.Type()) {
-		if val, err = codec.Encode(ev); err != nil {
+	index := historyIndex{at: make(map[string]int, len(h.events)/2)}
+	// Keys are built in arrays on the stack: the batch and the index copy
+	// what they keep.
+	var ek [len("he/") + posLen]byte
+	var pos [posLen]byte
+	var ik [128]byte
+	for _, e := range h.events {
+		rec := &applied[e.rec]
+		val := rec.Value
+		if !codec.IsCurrent(val, rec.Event.Type()) {
+			if val, err = codec.Encode(rec.Event); err != nil {
+				return fmt.Errorf("projections: history of %d/%d: %w", rec.Partition, rec.Offset, err)
+			}
+		}
+		p, o := rec.Partition, rec.Offset
+		if err := events.Set(appendPos(append(ek[:0], "he/"...), p, o), val, nil); err != nil {
 			return fmt.Errorf("projections: history: %w", err)
 		}
+		org := rec.Event.Header().OrgID
+		for _, s := range h.shapes[e.from:e.to] {
+			index.add(appendHistoryIndexKey(ik[:0], s.kind, org, s.id, p, o), appendPos(pos[:0], p, o))
+		}
 	}
-	p, o := tx.rec.Partition, tx.rec.Offset
-	if err := tx.fb.events.Set(historyEventKey(p, o), val, nil); err != nil {
-		return fmt.Errorf("projections: history: %w", err)
+	return index.flush(b)
+}
+
+// historyIndex is one fetch's additions to the history index: positions
+// by index key, in the order the fetch first named each key, merged into
+// the batch when the fetch commits. A key is made a string once, when the
+// fetch first names it (a map of keys to positions made one per event).
+type historyIndex struct {
+	at      map[string]int // key -> entries
+	entries []historyEntry
+}
+
+type historyEntry struct {
+	key       string
+	positions []byte
+}
+
+// add appends pos under key once: an event can name an entity twice (a
+// deleted batch's document is found both before and after the delete).
+// Neither key nor pos is kept.
+func (h *historyIndex) add(key, pos []byte) {
+	if i, ok := h.at[string(key)]; ok {
+		cur := h.entries[i].positions
+		if len(cur) >= posLen && string(cur[len(cur)-posLen:]) == string(pos) {
+			return
+		}
+		h.entries[i].positions = append(cur, pos...)
+		return
 	}
-	pos := appendPos(nil, p, o)
-	for _, s := range out {
-		tx.history.add(historyIndexKey(s.kind, org, s.id, p, o), pos)
+	if h.at == nil {
+		h.at = map[string]int{}
+	}
+	k := string(key)
+	h.at[k] = len(h.entries)
+	h.entries = append(h.entries, historyEntry{key: k, positions: append(make([]byte, 0, 2*posLen), pos...)})
+}
+
+// positions is what the fetch added under key, nil if nothing.
+func (h *historyIndex) positions(key []byte) []byte {
+	if i, ok := h.at[string(key)]; ok {
+		return h.entries[i].positions
 	}
 	return nil
 }
 
-// historyIndex is one fetch's additions to the history index: positions
-// by index key, merged into the batch when the fetch commits.
-type historyIndex map[string][]byte
-
-// add appends pos under key once: an event can name an entity twice (a
-// deleted batch's document is found both before and after the delete).
-func (h historyIndex) add(key, pos []byte) {
-	cur := h[string(key)]
-	if len(cur) >= posLen && string(cur[len(cur)-posLen:]) == string(pos) {
-		return
-	}
-	h[string(key)] = append(cur, pos...)
-}
-
 // flush merges the fetch's positions into b.
-func (h historyIndex) flush(b *pebble.Batch) error {
-	for k, positions := range h {
-		if err := b.Merge([]byte(k), positions, nil); err != nil {
+func (h *historyIndex) flush(b *pebble.Batch) error {
+	for _, e := range h.entries {
+		if err := b.Merge([]byte(e.key), e.positions, nil); err != nil {
 			return fmt.Errorf("projections: history: %w", err)
 		}
 	}

@@ -73,7 +73,7 @@ func (p jobProjection) apply(tx *Tx) error {
 // are the only ones to look at. Not iterating every job that covers the
 // document (the dj/ index) leaves a fetch of job runs without an index
 // (fetchBatch).
-func (jobProjection) track(tx *Tx, after domain.Document) error {
+func (jobProjection) track(tx *Tx, after *domain.Document) error {
 	org := after.OrgID
 	at := tx.rec.Event.Header().OccurredAt
 	for _, id := range after.JobIDs {
@@ -81,7 +81,7 @@ func (jobProjection) track(tx *Tx, after domain.Document) error {
 		if _, err := tx.get(jobKey(org, id), &j); err != nil {
 			return err
 		}
-		next := j.Track(after, at)
+		next := j.Track(*after, at)
 		if next.LastProgressAt.Equal(j.LastProgressAt) && len(next.Rows) == len(j.Rows) && sameRows(next, j) {
 			continue
 		}

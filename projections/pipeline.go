@@ -10,9 +10,10 @@ import (
 
 // Pipeline applies fetches in order, folding each while the one before it
 // commits on a goroutine of its own. Committing is encoding the views the
-// fetch changed and Pebble inserting the batch into its memtable, a third
-// of the apply goroutine's time on full fetches (BENCHMARKS.md, items 38
-// and 39); with two cores the next fetch's fold need not wait for it.
+// fetch changed, writing its history (the events' copies and index), and
+// Pebble inserting the batches into its memtable, a third of the apply
+// goroutine's time on full fetches before it moved (BENCHMARKS.md, items
+// 38–40); with two cores the next fetch's fold need not wait for it.
 //
 // While a fetch commits, the next one reads what it wrote from its maps
 // (Tx.written, fetchObjects; the apply goroutine's caches already hold the
@@ -79,6 +80,9 @@ func (p *Pipeline) Flush() error {
 		return err
 	}
 	p.v.batchHint = min(s.batchLen, maxBatchHint)
+	if s.eventsLen > 0 {
+		p.v.eventsHint = min(s.eventsLen, maxBatchHint)
+	}
 	return nil
 }
 
@@ -95,14 +99,15 @@ type staged struct {
 	objects          fetchObjects
 	endpointsWritten map[string]bool
 	due              map[int32]int64
-	// dirty and history are what commit writes into the batch before it
-	// commits it: the views the fetch changed, still decoded, and its
-	// additions to the history index.
+	// dirty and history are what commit writes into the batches before it
+	// commits them: the views the fetch changed, still decoded, and the
+	// entities its events shaped (the history's copies and index).
 	dirty   []dirtyView
-	history historyIndex
-	// batchLen is the batch's size once written, for the next fetches'
-	// (Views.batchHint).
-	batchLen int
+	history *historyLog
+	// batchLen and eventsLen are the batches' sizes once written, for the
+	// next fetches' (Views.batchHint, Views.eventsHint); eventsLen is 0
+	// when the fetch had one batch.
+	batchLen, eventsLen int
 
 	done chan struct{} // closed when commit returned; nil: not started
 	err  error
@@ -142,10 +147,13 @@ func (v *Views) commit(s *staged) error {
 	if err := writeViews(b, s.dirty); err != nil {
 		return err
 	}
-	if err := s.history.flush(b); err != nil {
+	if err := s.history.write(s.applied, events, b); err != nil {
 		return err
 	}
 	s.batchLen = b.Len()
+	if events != b {
+		s.eventsLen = events.Len()
+	}
 	// No fsync: the log is the source of truth, and offsets commit with the
 	// views they describe, so a lost tail is simply applied again.
 	if events != b && !events.Empty() {

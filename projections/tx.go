@@ -37,9 +37,11 @@ type Tx struct {
 	// objects is shared by every Tx of one fetch: the decoded documents,
 	// batches and jobs it read or changed (cache.go); nil outside a fetch.
 	objects fetchObjects
-	// history is shared by every Tx of one fetch: its additions to the
-	// history index (history.go).
-	history historyIndex
+	// history is shared by every Tx of one fetch: the entities its events
+	// shaped (history.go).
+	history *historyLog
+	// recIndex is rec's place in the fetch's applied records.
+	recIndex int
 	// counts is shared by every Tx of one fetch: its changes to the
 	// per-status counts (phase.go).
 	counts countDeltas
@@ -173,7 +175,7 @@ func (tx *Tx) object(key []byte, load func() (val any, found bool, err error)) (
 	if o, ok := tx.objects[string(key)]; ok {
 		return o.val, nil
 	}
-	if val, ok := tx.views.cache.get(string(key)); ok {
+	if val, ok := tx.views.cache.get(key); ok {
 		tx.objects[string(key)] = &object{val: val, stored: val != nil}
 		return val, nil
 	}
@@ -197,9 +199,17 @@ func (tx *Tx) object(key []byte, load func() (val any, found bool, err error)) (
 
 // putObject makes val the fetch's value of the deferred view at key, to be
 // written when the fetch commits.
+//
+// An object the fetch holds already is changed in place: no one else holds
+// it until the fold ends (the next fetch copies what it reads of it, and
+// the cache keeps values, not objects), and a new object and key per write
+// were a sixth of what the fold allocated.
 func (tx *Tx) putObject(key []byte, val any) {
-	o := tx.objects[string(key)]
-	tx.objects[string(key)] = &object{val: val, dirty: true, stored: o != nil && o.stored}
+	if o := tx.objects[string(key)]; o != nil {
+		o.val, o.dirty = val, true
+		return
+	}
+	tx.objects[string(key)] = &object{val: val, dirty: true}
 }
 
 // shared are the views kept in the fetch and the object cache as pointers

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,10 +37,13 @@ func batchNotifPrefix(org, batch string) []byte {
 }
 
 func dueKey(n domain.Notification) []byte {
-	k := []byte("wq/")
+	// One allocation, of the key's size: it is made for every notification
+	// and every delivery attempt.
+	k := make([]byte, 0, len("wq/")+4+8+1+len(n.OrgID)+1+len(n.ID))
+	k = append(k, "wq/"...)
 	k = binary.BigEndian.AppendUint32(k, uint32(n.Partition))
 	k = binary.BigEndian.AppendUint64(k, uint64(n.NextAt.UnixNano()))
-	return append(k, []byte("/"+n.OrgID+"/"+n.ID)...)
+	return append(append(append(append(k, '/'), n.OrgID...), '/'), n.ID...)
 }
 
 func duePrefix(p int32) []byte { return binary.BigEndian.AppendUint32([]byte("wq/"), uint32(p)) }
@@ -173,7 +175,11 @@ func (webhookProjection) batchDone(tx *Tx, b domain.Batch) error {
 	if err != nil || !found {
 		return err
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/%d", b.OrgID, b.Name, tx.rec.Partition, tx.rec.Offset))
+	// org/batch/partition/offset, as fmt's "%s/%s/%d/%d" wrote it.
+	var room [128]byte
+	seed := append(append(append(append(room[:0], b.OrgID...), '/'), b.Name...), '/')
+	seed = strconv.AppendInt(append(strconv.AppendInt(seed, int64(tx.rec.Partition), 10), '/'), tx.rec.Offset, 10)
+	sum := sha256.Sum256(seed)
 	at := tx.rec.Event.Header().OccurredAt
 	_, _, completed := b.Timestamps()
 	payload := batchCompletedPayload(b, at, completed)

@@ -7,16 +7,34 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// TestCrashKeepsHistoryWhole: a large fetch commits the history's copies
-// of its events in a batch of their own just before its own batch
-// (ApplyRecords, and Pipeline, where a fetch's commit runs beside the
-// next fetch's fold). Whatever a crash keeps of what was not yet synced, no
-// index entry names an event that is missing, the offsets agree with the
+// TestCrashKeepsHistoryWhole: a fetch commits the history's copies of its
+// events, merged into windows that span fetches, in the batch that holds
+// its index entries and offsets (ApplyRecords, and Pipeline, where a
+// fetch's commit runs beside the next fetch's fold). Whatever a crash
+// keeps of what was not yet synced, no index entry names an event that is
+// missing, no window holds a copy twice, the offsets agree with the
 // history, and applying the rest of the log completes it.
 func TestCrashKeepsHistoryWhole(t *testing.T) {
 	t.Parallel()
 	recs := batchLog(600) // one batch: every event is in its history
-	const fetch = 250     // ownEventsBatch or more
+	const fetch = 250     // windows of copies span fetches
+	// What the views hold when nothing crashed, to compare every crash's
+	// completed views with, key by key.
+	ref, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for i := 0; i < len(recs); i += fetch {
+		if err := ref.ApplyRecords(recs[i:min(i+fetch, len(recs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refSnap, err := ref.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refSnap.Close()
 	midway := 0
 	for seed := range 12 {
 		fs := vfs.NewCrashableMem()
@@ -68,6 +86,9 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 		}
 		if h, err = w.fullHistory(HistoryBatch, "o1", "b1"); err != nil || len(h) != len(recs) {
 			t.Fatalf("seed %d: after applying the rest, %d of %d events in the history (%v)", seed, len(h), len(recs), err)
+		}
+		if diffs, err := Diff(refSnap, w, 5); err != nil || len(diffs) > 0 {
+			t.Fatalf("seed %d: after applying the rest, the views differ from views that never crashed: %v, %v", seed, diffs, err)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ func dueNotif(id string, at int64) domain.Notification {
 // commit applies fn as one fetch would: a batch, then the floors noted.
 func (h *dueHarness) commit(fn func(tx *Tx) error) {
 	h.t.Helper()
-	fb := newFetchBatch(h.v.db, 0, 0, false)
+	fb := newFetchBatch(h.v.db, 0)
 	defer fb.close()
 	due := map[int32]int64{}
 	if err := fn(&Tx{fb: fb, views: h.v, written: map[string][]byte{}, due: due}); err != nil {

@@ -19,23 +19,14 @@ import (
 type fetchBatch struct {
 	db *pebble.DB
 	b  *pebble.Batch
-	// events is where the history's copies of the events go
-	// (historyProjection.after): a batch of their own in a large fetch, b
-	// itself in a small one.
-	events *pebble.Batch
 	// prev is the fetch before, while its commit runs (Pipeline): what it
 	// wrote is not yet Pebble's.
 	prev *staged
 }
 
-// newFetchBatch starts a fetch's batches, sized by the last fetch's.
-func newFetchBatch(db *pebble.DB, hint, eventsHint int, ownEvents bool) *fetchBatch {
-	f := &fetchBatch{db: db, b: db.NewBatchWithSize(hint)}
-	f.events = f.b
-	if ownEvents {
-		f.events = db.NewBatchWithSize(eventsHint)
-	}
-	return f
+// newFetchBatch starts a fetch's batch, sized by the last fetch's.
+func newFetchBatch(db *pebble.DB, hint int) *fetchBatch {
+	return &fetchBatch{db: db, b: db.NewBatchWithSize(hint)}
 }
 
 // reader is where a point read of a key the fetch's maps do not hold
@@ -66,21 +57,13 @@ func (f *fetchBatch) indexed() (*pebble.Batch, error) {
 		ib.Close()
 		return nil, fmt.Errorf("projections: index the fetch's batch: %w", err)
 	}
-	if f.events == f.b {
-		f.events = ib
-	}
 	f.b.Close()
 	f.b = ib
 	return ib, nil
 }
 
-// close releases the batches, committed or not.
-func (f *fetchBatch) close() {
-	if f.events != f.b {
-		f.events.Close()
-	}
-	f.b.Close()
-}
+// close releases the batch, committed or not.
+func (f *fetchBatch) close() { f.b.Close() }
 
 // settle waits until the fetch before has committed, after which Pebble
 // answers everything it wrote.

@@ -13,43 +13,38 @@ import (
 
 // TestFetchBatchIndexesOnDemand: until a fold asks for the index, a point
 // read goes to the committed views; the index then holds every write made
-// before it, and the history's copies follow the batch in a small fetch.
+// before it.
 func TestFetchBatchIndexesOnDemand(t *testing.T) {
 	t.Parallel()
-	for _, own := range []bool{false, true} {
-		v, err := Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fb := newFetchBatch(v.db, 0, 0, own)
-		if err := fb.b.Set([]byte("d/o/x"), []byte("1"), nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := fb.reader().Get([]byte("d/o/x")); !errors.Is(err, pebble.ErrNotFound) {
-			t.Fatalf("own events %t: before the index, a read found the fetch's write (%v)", own, err)
-		}
-		ib, err := fb.indexed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again, _ := fb.indexed(); again != ib || fb.b != ib || fb.reader() != pebble.Reader(ib) {
-			t.Fatalf("own events %t: the index was not made once and kept", own)
-		}
-		if (fb.events == ib) == own {
-			t.Fatalf("own events %t: the history's copies write into the fetch's batch: %t", own, fb.events == ib)
-		}
-		val, closer, err := ib.Get([]byte("d/o/x"))
-		if err != nil || string(val) != "1" {
-			t.Fatalf("own events %t: the index lost a write made before it: %q, %v", own, val, err)
-		}
-		closer.Close()
-		if err := ib.Commit(pebble.NoSync); err != nil {
-			t.Fatal(err)
-		}
-		fb.close()
-		if err := v.Close(); err != nil {
-			t.Fatal(err)
-		}
+	v, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := newFetchBatch(v.db, 0)
+	if err := fb.b.Set([]byte("d/o/x"), []byte("1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fb.reader().Get([]byte("d/o/x")); !errors.Is(err, pebble.ErrNotFound) {
+		t.Fatalf("before the index, a read found the fetch's write (%v)", err)
+	}
+	ib, err := fb.indexed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := fb.indexed(); again != ib || fb.b != ib || fb.reader() != pebble.Reader(ib) {
+		t.Fatal("the index was not made once and kept")
+	}
+	val, closer, err := ib.Get([]byte("d/o/x"))
+	if err != nil || string(val) != "1" {
+		t.Fatalf("the index lost a write made before it: %q, %v", val, err)
+	}
+	closer.Close()
+	if err := ib.Commit(pebble.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	fb.close()
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -113,7 +108,7 @@ func TestUntrackedReadsSeeTheFetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	fb := newFetchBatch(v.db, 0, 0, false)
+	fb := newFetchBatch(v.db, 0)
 	defer fb.close()
 	tx := &Tx{fb: fb, views: v, written: map[string][]byte{}}
 	if _, found, err := tx.getRaw(phaseKey(domain.StatusQueued)); err != nil || found || fb.b.Indexed() {

@@ -30,19 +30,12 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 	applied := make([]eventstore.Record, 0, len(recs))
 	written, objects, history, counts, due := map[string][]byte{}, fetchObjects{}, newHistoryLog(len(recs)), countDeltas{}, map[int32]int64{}
 	endpointsWritten := map[string]bool{}
-	// The history's copies of the events are most of a fetch's bytes and
-	// never read while it applies, so in a large fetch they have a batch
-	// of their own, which a fetch that needs its batch indexed
-	// (fetchBatch) neither copies nor indexes.
-	// Committed first, they are never missing for an index entry that
-	// names them: Pebble's log keeps commits in order, so a crash that
-	// keeps the fetch's batch keeps them too, and one that keeps only
-	// them leaves copies that the fetch, applied again, writes again byte
-	// for byte.
-	// A small fetch keeps them in its one batch: a second commit would
-	// cost it more than the index did (measured when the fetch's batch
-	// was always indexed).
-	fb := newFetchBatch(v.db, v.batchHint, v.eventsHint, len(recs) >= ownEventsBatch)
+	// The history's copies of the events, most of a fetch's bytes, are
+	// written into the batch as it commits (historyLog.write), after the
+	// fold: a fetch that needs its batch indexed (fetchBatch) neither
+	// copies nor indexes them, and they commit with the index entries that
+	// name them and the offsets, all or nothing.
+	fb := newFetchBatch(v.db, v.batchHint)
 	fb.prev = prev
 	ok := false
 	defer func() {

@@ -18,7 +18,7 @@ import "encoding/binary"
 //	dj/<org>/<doc>/<job>              jobs covering a document
 //	s/<org>/<session>                 extraction session -> job id
 //	h/<kind>/<org>/<id>/<window pos>  history index: positions (history.go)
-//	he/<pos>                          an indexed event (history.go)
+//	he/<partition u32><window u64>    indexed events, a window of offsets each (history.go)
 //	meta/history                      the views have indexed history since offset 0
 //	meta/log                          the event log the views are built from (logid.go)
 //	ph/<status>                       documents per status (every org), u64

@@ -80,9 +80,6 @@ func (p *Pipeline) Flush() error {
 		return err
 	}
 	p.v.batchHint = min(s.batchLen, maxBatchHint)
-	if s.eventsLen > 0 {
-		p.v.eventsHint = min(s.eventsLen, maxBatchHint)
-	}
 	return nil
 }
 
@@ -99,15 +96,14 @@ type staged struct {
 	objects          fetchObjects
 	endpointsWritten map[string]bool
 	due              map[int32]int64
-	// dirty and history are what commit writes into the batches before it
-	// commits them: the views the fetch changed, still decoded, and the
+	// dirty and history are what commit writes into the batch before it
+	// commits it: the views the fetch changed, still decoded, and the
 	// entities its events shaped (the history's copies and index).
 	dirty   []dirtyView
 	history *historyLog
-	// batchLen and eventsLen are the batches' sizes once written, for the
-	// next fetches' (Views.batchHint, Views.eventsHint); eventsLen is 0
-	// when the fetch had one batch.
-	batchLen, eventsLen int
+	// batchLen is the batch's size once written, for the next fetches'
+	// (Views.batchHint).
+	batchLen int
 
 	done chan struct{} // closed when commit returned; nil: not started
 	err  error
@@ -143,24 +139,16 @@ func (v *Views) commit(s *staged) error {
 	if s.gate != nil {
 		<-s.gate
 	}
-	b, events := s.fb.b, s.fb.events
+	b := s.fb.b
 	if err := writeViews(b, s.dirty); err != nil {
 		return err
 	}
-	if err := s.history.write(s.applied, events, b); err != nil {
+	if err := s.history.write(s.applied, b); err != nil {
 		return err
 	}
 	s.batchLen = b.Len()
-	if events != b {
-		s.eventsLen = events.Len()
-	}
 	// No fsync: the log is the source of truth, and offsets commit with the
 	// views they describe, so a lost tail is simply applied again.
-	if events != b && !events.Empty() {
-		if err := events.Commit(pebble.NoSync); err != nil {
-			return fmt.Errorf("projections: commit history events: %w", err)
-		}
-	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("projections: commit: %w", err)
 	}

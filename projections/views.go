@@ -54,11 +54,11 @@ type Views struct {
 	filterLimit int
 	rebuild     bool      // reads further ahead and folds larger batches (Run)
 	due         dueFloors // where scans of the due index start (due.go)
-	// batchHint and eventsHint are the sizes of the last fetch's batches,
-	// at most maxBatchHint each: the next fetch's batches start that large. Pebble
-	// grows a batch by doubling from a few kilobytes, which copied a full
-	// fetch's batch about a dozen times (1.5 % of the 1M-event replay).
-	batchHint, eventsHint int
+	// batchHint is the size of a recent fetch's batch, at most
+	// maxBatchHint: the next fetch's batch starts that large. Pebble grows
+	// a batch by doubling from a few kilobytes, which copied a full fetch's
+	// batch about a dozen times (1.5 % of the 1M-event replay).
+	batchHint int
 	// indexedFetches counts the fetches whose batch needed an index
 	// (fetchBatch). The apply goroutine's.
 	indexedFetches int
@@ -71,12 +71,6 @@ type Views struct {
 // events does not make every later batch start that large: 8 MiB, four
 // full fetches of the bench's log.
 const maxBatchHint = 8 << 20
-
-// ownEventsBatch is the smallest fetch, in records, whose history copies
-// get a batch of their own (ApplyRecords): 64. Three to five records
-// measured 3 % slower with the second commit (BenchmarkApplySteady),
-// full fetches of 4,096 6 % faster (BenchmarkApplyBenchLog).
-const ownEventsBatch = 64
 
 // Option configures Views.
 type Option func(*Views)

@@ -24,9 +24,14 @@ type fetchBatch struct {
 	prev *staged
 }
 
-// newFetchBatch starts a fetch's batch, sized by the last fetch's.
+// newFetchBatch starts a fetch's batch, sized by a recent fetch's with a
+// quarter more room: a batch that outgrows its buffer copies it to one
+// twice the size. A closed batch goes back to Pebble's pool with its
+// buffer (Pebble keeps buffers of up to 1 MiB, a small fetch's), so the
+// next fetch's usually needs no new one: the buffers were a quarter of
+// the bytes the apply path allocated.
 func newFetchBatch(db *pebble.DB, hint int) *fetchBatch {
-	return &fetchBatch{db: db, b: db.NewBatchWithSize(hint)}
+	return &fetchBatch{db: db, b: db.NewBatchWithSize(hint+hint/4, pebble.WithMaxRetainedSizeBytes(maxBatchHint+maxBatchHint/4))}
 }
 
 // reader is where a point read of a key the fetch's maps do not hold

@@ -142,9 +142,9 @@ func applyPath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record, dir 
 
 // coldReplay rebuilds the views cold: a new reader from offset 0 into an empty
 // Pebble directory, up to end (projections.Rebuild, as a node with an empty
-// data dir does). It returns the rebuilt views' keys and values too, for
-// the Pebble ceiling.
-func coldReplay(ctx context.Context, clock cpuClock, store *eventstore.Store, dir string, end map[int32]int64) (rate, [][2][]byte, error) {
+// data dir does). With keep, it returns the rebuilt views' keys and values
+// too, for the Pebble ceiling.
+func coldReplay(ctx context.Context, clock cpuClock, store *eventstore.Store, dir string, end map[int32]int64, keep bool) (rate, [][2][]byte, error) {
 	sw := clock.start()
 	v, err := projections.Rebuild(ctx, store, dir, end)
 	if err != nil {
@@ -152,6 +152,9 @@ func coldReplay(ctx context.Context, clock cpuClock, store *eventstore.Store, di
 	}
 	defer v.Close()
 	r := sw.rate(int(sumEnds(end)), 0)
+	if !keep {
+		return r, nil, nil
+	}
 	it, err := v.DB().NewIter(&pebble.IterOptions{})
 	if err != nil {
 		return r, nil, err

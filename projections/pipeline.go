@@ -11,7 +11,7 @@ import (
 // Pipeline applies fetches in order, folding each while the one before it
 // commits on a goroutine of its own. Committing is encoding the views the
 // fetch changed, writing its history (the events' copies and index), and
-// Pebble inserting the batches into its memtable, a third of the apply
+// Pebble inserting the batch into its memtable, a third of the apply
 // goroutine's time on full fetches before it moved (BENCHMARKS.md, items
 // 38–40); with two cores the next fetch's fold need not wait for it.
 //

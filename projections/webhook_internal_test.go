@@ -2,12 +2,16 @@ package projections
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/domain"
+	"github.com/docket/docket/eventstore"
 )
 
 // The batch.completed body is written by hand now; it must be exactly the
@@ -73,4 +77,38 @@ func BenchmarkBatchCompletedPayload(b *testing.B) {
 	for b.Loop() {
 		batchCompletedPayload(bt, at, at)
 	}
+}
+
+// TestBatchCompletedNotificationIDIsStable: a batch.completed
+// notification's id is public (receivers deduplicate by it) and is derived
+// from the batch and the position of the event that completed it, as
+// fmt's "%s/%s/%d/%d" wrote them; building that seed by hand must not
+// change a single id.
+func TestBatchCompletedNotificationIDIsStable(t *testing.T) {
+	t.Parallel()
+	v, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for _, fetch := range pipelineLog(t) {
+		for _, rec := range fetch {
+			if err := v.ApplyRecords([]eventstore.Record{rec}); err != nil {
+				t.Fatal(err)
+			}
+			ns, err := v.BatchNotifications("o1", "b1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ns) == 0 {
+				continue
+			}
+			sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/%d", "o1", "b1", rec.Partition, rec.Offset))
+			if want := "msg_" + hex.EncodeToString(sum[:13]); ns[0].ID != want {
+				t.Fatalf("completed at %d/%d: id %s, want %s", rec.Partition, rec.Offset, ns[0].ID, want)
+			}
+			return
+		}
+	}
+	t.Fatal("the log never completed b1")
 }

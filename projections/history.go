@@ -73,8 +73,7 @@ func historyIndexKey(kind HistoryKind, org, id string, p int32, o int64) []byte 
 
 // appendHistoryIndexKey appends historyIndexKey's key to k.
 func appendHistoryIndexKey(k []byte, kind HistoryKind, org, id string, p int32, o int64) []byte {
-	k = append(append(append(append(append(append(append(k, "h/"...), kind...), '/'), org...), '/'), id...), '/')
-	return appendPos(k, p, o&^(historyWindow-1))
+	return appendPos(appendHistoryPrefix(k, kind, org, id), p, o&^(historyWindow-1))
 }
 
 func appendPos(k []byte, p int32, o int64) []byte {
@@ -82,8 +81,13 @@ func appendPos(k []byte, p int32, o int64) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(o))
 }
 
+// historyPrefix is the prefix of every index value of an entity.
 func historyPrefix(kind HistoryKind, org, id string) []byte {
-	return []byte("h/" + string(kind) + "/" + org + "/" + id + "/")
+	return appendHistoryPrefix(nil, kind, org, id)
+}
+
+func appendHistoryPrefix(k []byte, kind HistoryKind, org, id string) []byte {
+	return append(append(append(append(append(append(append(k, "h/"...), kind...), '/'), org...), '/'), id...), '/')
 }
 
 // copiesWindow is how many offsets of a partition one value of the events'
@@ -367,14 +371,6 @@ func (h *historyIndex) add(key, pos []byte) {
 	k := string(key)
 	h.at[k] = len(h.entries)
 	h.entries = append(h.entries, historyEntry{key: k, positions: append(make([]byte, 0, 2*posLen), pos...)})
-}
-
-// positions is what the fetch added under key, nil if nothing.
-func (h *historyIndex) positions(key []byte) []byte {
-	if i, ok := h.at[string(key)]; ok {
-		return h.entries[i].positions
-	}
-	return nil
 }
 
 // flush merges the fetch's positions into b.

@@ -18,7 +18,7 @@ func TestHistoryIndexAddsAPositionOnce(t *testing.T) {
 	h.add(key, first)
 	h.add(key, second)
 	h.add(key, second)
-	if got, want := h.positions(key), string(first)+string(second); string(got) != want {
+	if got, want := h.entries[h.at[string(key)]].positions, string(first)+string(second); string(got) != want {
 		t.Fatalf("index value %q, want %q", got, want)
 	}
 	if other := historyIndexKey(HistoryJob, "o1", "job_1", 2, historyWindow+40); string(other) == string(key) {

@@ -2,7 +2,10 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/docket/docket/eventstore"
 )
@@ -52,4 +55,18 @@ func NewLostWorkCheck(d *Dispatcher) *LostWorkCheck {
 // Check runs one check as a node owning the event partitions owned.
 func (c *LostWorkCheck) Check(ctx context.Context, owned ...int32) error {
 	return c.d.recoverLostWork(ctx, c.handled, owned)
+}
+
+// CopiesWindow says how the window of the events' copies that holds p/o
+// is stored: sealed (compressed), open, or not at all.
+func (v *Views) CopiesWindow(p int32, o int64) (sealed, stored bool, err error) {
+	val, closer, err := v.db.Get(historyEventKey(p, o))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	defer closer.Close()
+	return len(val) > 0 && val[0] == sealedCopies, true, nil
 }

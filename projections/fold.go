@@ -24,6 +24,7 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 		next = v.Offsets()
 	}
 	touched := map[int32]bool{}
+	from := maps.Clone(next) // the history's spans (historyLog.spans)
 	// Its own array, since listeners keep it; sized once, as a fetch is
 	// usually applied whole (growing it was a sixth of the fold's
 	// allocations).
@@ -69,6 +70,7 @@ func (v *Views) fold(recs []eventstore.Record, prev *staged) (*staged, error) {
 		v.indexedFetches++
 	}
 	for p := range touched {
+		history.spans[p] = offsetSpan{from: from[p], to: next[p]}
 		val := make([]byte, 8)
 		binary.BigEndian.PutUint64(val, uint64(next[p]))
 		if err := b.Set(offsetKey(p), val, nil); err != nil {

@@ -43,8 +43,9 @@ var ErrBadCursor = errors.New("projections: malformed cursor")
 // only on the log, never on where fetches happened to end, so a rebuild
 // still reads back byte for byte what the live views hold (invariant 4);
 // a window bounds a value to historyWindow positions. The events' copies
-// are kept the same way, one value per partition and window of
-// copiesWindow offsets, merged once per fetch.
+// are kept much the same way, one value per partition and window of
+// copiesWindow offsets, compressed once the views applied past it
+// (copies.go).
 //
 // Webhook delivery attempts and redelivery requests count for the entity
 // their notification is about. An event is stored once however many
@@ -89,55 +90,6 @@ func historyPrefix(kind HistoryKind, org, id string) []byte {
 func appendHistoryPrefix(k []byte, kind HistoryKind, org, id string) []byte {
 	return append(append(append(append(append(append(append(k, "h/"...), kind...), '/'), org...), '/'), id...), '/')
 }
-
-// copiesWindow is how many offsets of a partition one value of the events'
-// copies covers: 64. A fetch merges once per partition and window (about
-// six times per partition in a full fetch of 4,096 records over 12
-// partitions) instead of writing a key per event, which was two fifths of
-// the keys Pebble inserted, flushed and compacted; a read of one event
-// reads its window's value, at most 64 copies (about 6 KiB in the bench's
-// log).
-const copiesWindow = 1 << 6
-
-// historyEventKey is the key of the window that holds the copy of the
-// event at p/o.
-func historyEventKey(p int32, o int64) []byte {
-	return appendPos([]byte("he/"), p, o&^(copiesWindow-1))
-}
-
-// appendCopy appends the copy of the event at offset o to a window's
-// value: o's place in the window and the copy's length, as uvarints, then
-// the copy.
-func appendCopy(window []byte, o int64, val []byte) []byte {
-	window = binary.AppendUvarint(window, uint64(o&(copiesWindow-1)))
-	window = binary.AppendUvarint(window, uint64(len(val)))
-	return append(window, val...)
-}
-
-// findCopy returns the copy of the event at offset o from its window's
-// value; found is false when the window does not hold it.
-func findCopy(window []byte, o int64) (val []byte, found bool, err error) {
-	want := uint64(o & (copiesWindow - 1))
-	for len(window) > 0 {
-		at, n := binary.Uvarint(window)
-		if n <= 0 {
-			return nil, false, errBadCopies
-		}
-		window = window[n:]
-		size, n := binary.Uvarint(window)
-		if n <= 0 || size > uint64(len(window)-n) {
-			return nil, false, errBadCopies
-		}
-		window = window[n:]
-		if at == want {
-			return window[:size], true, nil
-		}
-		window = window[size:]
-	}
-	return nil, false, nil
-}
-
-var errBadCopies = errors.New("projections: malformed window of history events")
 
 // shaped is one entity an event shaped.
 type shaped struct {
@@ -233,12 +185,15 @@ func (historyProjection) after(tx *Tx, pre []shaped) error {
 type historyLog struct {
 	events []loggedEvent
 	shapes []shaped
+	// spans are the offsets the fetch applied of each partition: which
+	// windows of copies it seals (copies.go).
+	spans map[int32]offsetSpan
 }
 
 // newHistoryLog sizes a fetch's log for n records, most of which shape a
 // document and its batch.
 func newHistoryLog(n int) *historyLog {
-	return &historyLog{events: make([]loggedEvent, 0, n), shapes: make([]shaped, 0, 2*n)}
+	return &historyLog{events: make([]loggedEvent, 0, n), shapes: make([]shaped, 0, 2*n), spans: map[int32]offsetSpan{}}
 }
 
 // loggedEvent is one event of the fetch and its entities in shapes.
@@ -257,23 +212,22 @@ func (h *historyLog) note(rec int, shapes []shaped) {
 	h.events = append(h.events, loggedEvent{rec: rec, from: from, to: len(h.shapes)})
 }
 
-// write merges the copies of the logged events and the fetch's additions
-// to the index into b. The copy is the event in the current schema: the
-// record's own bytes when it was written with that schema (most are;
-// encoding again cost a tenth of the apply path), else the event encoded
-// again, which is deterministic. A partition's records are in log order,
-// so each window's copies are one run and one merge; the merged value is
-// the window's copies in log order wherever fetches ended.
-func (h *historyLog) write(applied []eventstore.Record, b *pebble.Batch) error {
+// write writes the copies of the logged events (copyWriter) and merges
+// the fetch's additions to the index into b; db holds every fetch before
+// this one. The copy is the event in the current schema: the record's own
+// bytes when it was written with that schema (most are; encoding again
+// cost a tenth of the apply path), else the event encoded again, which is
+// deterministic.
+func (h *historyLog) write(db pebble.Reader, applied []eventstore.Record, b *pebble.Batch) error {
+	copies := newCopyWriter(db, b, h.spans)
 	if len(h.events) == 0 {
-		return nil
+		return copies.finish() // it may still seal a window
 	}
 	codec, err := historyCodec()
 	if err != nil {
 		return err
 	}
 	index := historyIndex{at: make(map[string]int, len(h.events)/2)}
-	copies := map[int32]*copyRun{}
 	// Keys are built in arrays on the stack: the batch and the index copy
 	// what they keep.
 	var pos [posLen]byte
@@ -287,12 +241,7 @@ func (h *historyLog) write(applied []eventstore.Record, b *pebble.Batch) error {
 			}
 		}
 		p, o := rec.Partition, rec.Offset
-		run := copies[p]
-		if run == nil {
-			run = &copyRun{}
-			copies[p] = run
-		}
-		if err := run.add(b, p, o, val); err != nil {
+		if err := copies.add(p, o, val); err != nil {
 			return err
 		}
 		org := rec.Event.Header().OrgID
@@ -300,43 +249,10 @@ func (h *historyLog) write(applied []eventstore.Record, b *pebble.Batch) error {
 			index.add(appendHistoryIndexKey(ik[:0], s.kind, org, s.id, p, o), appendPos(pos[:0], p, o))
 		}
 	}
-	for p, run := range copies {
-		if err := run.flush(b, p); err != nil {
-			return err
-		}
+	if err := copies.finish(); err != nil {
+		return err
 	}
 	return index.flush(b)
-}
-
-// copyRun is one partition's copies in the window being written.
-type copyRun struct {
-	window int64 // its first offset
-	val    []byte
-}
-
-// add appends the copy at o, merging the run first if o is in the next
-// window.
-func (r *copyRun) add(b *pebble.Batch, p int32, o int64, val []byte) error {
-	if w := o &^ (copiesWindow - 1); len(r.val) == 0 || w != r.window {
-		if err := r.flush(b, p); err != nil {
-			return err
-		}
-		r.window = w
-	}
-	r.val = appendCopy(r.val, o, val)
-	return nil
-}
-
-// flush merges the run into b and empties it.
-func (r *copyRun) flush(b *pebble.Batch, p int32) error {
-	if len(r.val) == 0 {
-		return nil
-	}
-	if err := b.Merge(historyEventKey(p, r.window), r.val, nil); err != nil {
-		return fmt.Errorf("projections: history: %w", err)
-	}
-	r.val = r.val[:0]
-	return nil
 }
 
 // historyIndex is one fetch's additions to the history index: positions
@@ -393,8 +309,9 @@ var historyMarker = []byte("meta/history")
 // binary batches (batchcodec.go); 4 also binary webhook notifications
 // (notifcodec.go); 5 also binary Idempotency-Key records and batch
 // webhooks (idemcodec.go, hookcodec.go); 6 keeps the events' copies in
-// windows of copiesWindow offsets, not a key each.
-const historyFormat = "6"
+// windows of copiesWindow offsets, not a key each; 7 compresses the
+// windows the views have applied past (copies.go).
+const historyFormat = "7"
 
 // ensureHistory starts views that predate the history index, or hold it in
 // an older layout, again from offset 0: they are a cache of the log, and a
@@ -524,16 +441,6 @@ func splitPos(pos []byte) (int32, int64) {
 	return int32(binary.BigEndian.Uint32(pos)), int64(binary.BigEndian.Uint64(pos[4:]))
 }
 
-// copiesReader reads the events' copies for one history, keeping the last
-// window it read: an entity's positions come in log order, so its events
-// mostly share windows, and a window merged from several fetches is a new
-// value on every read.
-type copiesReader struct {
-	db     pebble.Reader
-	key    []byte
-	window []byte
-}
-
 // event reads and decodes the event at pos.
 func (r *copiesReader) event(pos []byte) (HistoryEntry, error) {
 	if len(pos) != posLen {
@@ -541,27 +448,16 @@ func (r *copiesReader) event(pos []byte) (HistoryEntry, error) {
 	}
 	p, o := splitPos(pos)
 	e := HistoryEntry{Position: eventstore.Position{Partition: p, Offset: o}}
-	if key := historyEventKey(p, o); r.key == nil || string(key) != string(r.key) {
-		window, closer, err := r.db.Get(key)
-		if err != nil {
-			return e, fmt.Errorf("projections: history event %d/%d: %w", e.Partition, e.Offset, err)
-		}
-		r.key, r.window = key, append(r.window[:0], window...)
-		closer.Close()
-	}
-	val, found, err := findCopy(r.window, e.Offset)
-	if err == nil && !found {
-		err = pebble.ErrNotFound
-	}
+	val, err := r.copy(p, o)
 	if err != nil {
-		return e, fmt.Errorf("projections: history event %d/%d: %w", e.Partition, e.Offset, err)
+		return e, fmt.Errorf("projections: history event %d/%d: %w", p, o, err)
 	}
 	codec, err := historyCodec()
 	if err != nil {
 		return e, err
 	}
 	if e.Event, err = codec.Decode(val); err != nil {
-		return e, fmt.Errorf("projections: history event %d/%d: %w", e.Partition, e.Offset, err)
+		return e, fmt.Errorf("projections: history event %d/%d: %w", p, o, err)
 	}
 	return e, nil
 }

@@ -2,6 +2,7 @@ package projections_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/docket/docket/domain"
@@ -141,4 +142,51 @@ func TestViewsWithAnOlderHistoryLayoutStartAgain(t *testing.T) {
 	if got := f.v.Offsets()[0]; got != 2 {
 		t.Fatalf("offset %d after a restart in the current layout, want 2", got)
 	}
+}
+
+// TestCopiesSealOnceAppliedPast: a window of the events' copies is
+// compressed by the fetch that applies past its last offset, whether or
+// not that fetch copies an event into it (it copies none of the events the
+// fold refuses), and reads back the same; a window still open is not. The
+// stored bytes do not depend on where fetches ended (invariant 4).
+func TestCopiesSealOnceAppliedPast(t *testing.T) {
+	t.Parallel()
+	l := newLog()
+	var recs []eventstore.Record
+	for i := range 70 { // offsets 0-69: windows 0 and 64
+		id := fmt.Sprintf("d%d", i)
+		recs = append(recs, l.record(0, &domain.DocumentUploaded{Meta: meta("o1", int64(i)), DocumentID: id, FileName: id + ".txt", ContentType: "text/plain", Size: 10, BlobKey: "blob/" + id}))
+	}
+	var refused []eventstore.Record
+	for i := range 60 { // offsets 70-129: past window 64, none copied
+		refused = append(refused, l.record(0, &domain.DocumentQueued{Meta: meta("o1", 100), DocumentID: fmt.Sprintf("ghost%d", i), Phase: domain.PhaseFull, Attempt: 1}))
+	}
+	f := setup(t)
+	window := func(o int64, sealed, stored bool) {
+		t.Helper()
+		s, st, err := f.v.CopiesWindow(0, o)
+		if err != nil || s != sealed || st != stored {
+			t.Fatalf("window of offset %d: sealed %v, stored %v, %v; want sealed %v, stored %v", o, s, st, err, sealed, stored)
+		}
+	}
+	f.apply(recs[:40]...)
+	window(0, false, true)
+	f.apply(recs[40:]...) // seals window 0, half of it from the fetch before
+	window(0, true, true)
+	window(64, false, true)
+	f.apply(refused...)
+	window(64, true, true)
+	window(128, false, false)
+	if n := f.v.Noops(); n != int64(len(refused)) {
+		t.Fatalf("%d events refused, want %d", n, len(refused))
+	}
+	for i, r := range recs {
+		h, _, err := f.v.History(projections.HistoryDocument, "o1", fmt.Sprintf("d%d", i), "", 10)
+		if err != nil || len(h) != 1 || h[0].Offset != r.Offset || h[0].Event.Type() != "DocumentUploaded" {
+			t.Fatalf("history of d%d: %v %+v, want its upload at %d", i, err, h, r.Offset)
+		}
+	}
+	whole := setup(t)
+	whole.apply(append(slices.Clone(recs), refused...)...)
+	sameDB(t, "three fetches vs one", dump(t, f.v), dump(t, whole.v))
 }

@@ -143,7 +143,7 @@ func (v *Views) commit(s *staged) error {
 	if err := writeViews(b, s.dirty); err != nil {
 		return err
 	}
-	if err := s.history.write(s.applied, b); err != nil {
+	if err := s.history.write(v.db, s.applied, b); err != nil {
 		return err
 	}
 	s.batchLen = b.Len()

@@ -12,8 +12,9 @@ import (
 
 // BenchmarkApplyLifecycle applies fetch-sized batches (4096 records, as
 // Views.Run polls) of whole document lifecycles — upload into a batch of
-// its own, queue, claim, preprocessed, succeed with two line items — the shape of the log
-// `docket bench` writes. It reports events applied per second.
+// its own, queue, claim, preprocessed, succeed with two line items — the
+// steps of the log `docket bench` writes (not its partitions, ids or
+// order: oneOrgLog). It reports events applied per second.
 func BenchmarkApplyLifecycle(b *testing.B) {
 	f, l := setup(&testing.T{}), newLog()
 	defer f.v.Close()
@@ -57,8 +58,9 @@ func BenchmarkApplySteady(b *testing.B) {
 	reportApplied(b, f.v, events)
 }
 
-// BenchmarkApplyBenchLog applies the log `docket bench` writes, in
-// fetch-sized batches: each document's lifecycle in a batch of its own
+// BenchmarkApplyBenchLog applies the steps of the log `docket bench`
+// writes (not its partitions, ids or order: oneOrgLog), in fetch-sized
+// batches: each document's lifecycle in a batch of its own
 // with a webhook, and one fetch later the delivery of the batch's
 // batch.completed notification. Its records carry their encoded values, as
 // the reader hands them out, so the history index stores those bytes and
@@ -119,20 +121,20 @@ func BenchmarkApplyJobRuns(b *testing.B) {
 // (BenchmarkApplyBenchLog) into new views, each fetch committed before the
 // next folds (sync, ApplyRecords) or while it folds (pipelined, Pipeline,
 // as Run does when the next fetch is waiting): what folding and committing
-// side by side gains on two cores. The fetches are made first, untimed.
+// side by side gains on two cores. oneorg applies, pipelined, 24 fetches
+// of the log as `docket bench` really writes it (oneOrgLog). The fetches
+// are made first, untimed.
 func BenchmarkApplyPipelined(b *testing.B) {
-	shadow := setup(&testing.T{})
-	defer shadow.v.Close()
-	bl := newBenchLog(b)
-	var fetches [][]eventstore.Record
-	events := 0
-	for range 24 {
-		recs := bl.fetch(b, shadow.v)
-		applyFetch(b, shadow.v, recs)
-		fetches = append(fetches, recs)
-		events += len(recs)
+	bl, oneOrg := newBenchLog(b), newOneOrgLog(b)
+	logs := map[string][][]eventstore.Record{
+		"sync": fetches(b, 24, bl.fetch), "oneorg": fetches(b, 24, oneOrg.fetch),
 	}
-	for _, mode := range []string{"sync", "pipelined"} {
+	logs["pipelined"] = logs["sync"]
+	for _, mode := range []string{"sync", "pipelined", "oneorg"} {
+		fetches, events := logs[mode], 0
+		for _, f := range fetches {
+			events += len(f)
+		}
 		b.Run(mode, func(b *testing.B) {
 			applied := 0
 			for b.Loop() {
@@ -169,6 +171,20 @@ func BenchmarkApplyPipelined(b *testing.B) {
 			b.ReportMetric(float64(applied)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// fetches makes n fetches with fetch, each applied to views of their own
+// first: a fetch may name what the ones before it made (notifications).
+func fetches(b *testing.B, n int, fetch func(testing.TB, *projections.Views) []eventstore.Record) [][]eventstore.Record {
+	shadow := setup(&testing.T{})
+	defer shadow.v.Close()
+	var out [][]eventstore.Record
+	for range n {
+		recs := fetch(b, shadow.v)
+		applyFetch(b, shadow.v, recs)
+		out = append(out, recs)
+	}
+	return out
 }
 
 // applyFetch applies one fetch and returns how many events it held.
@@ -239,8 +255,8 @@ func (bl *benchLog) fetch(tb testing.TB, v *projections.Views) []eventstore.Reco
 }
 
 // lifecycles makes whole document lifecycles — upload into a batch of its
-// own, queue, claim, preprocessed, succeed with two line items — the shape
-// of the log `docket bench` writes.
+// own, queue, claim, preprocessed, succeed with two line items — the steps
+// of the log `docket bench` writes, in twelve partitions.
 type lifecycles struct{ doc int }
 
 // next appends the records of one document's lifecycle to recs, in a

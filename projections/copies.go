@@ -20,8 +20,9 @@ import (
 // The copies are half of the bytes the views write, and a sealed window is
 // about 2.7 times smaller (its events repeat their org, documents, actors
 // and ids), which Pebble's memtable, WAL, flushes and compactions all pay
-// for: the apply path of the bench's log spent a sixth to a fifth less
-// CPU (BENCHMARKS.md, item 43).
+// for: the apply path of the bench's log spent a fifth less CPU on a
+// record in alternating rounds, an eighth less in full runs
+// (BENCHMARKS.md, item 43).
 // Compressing each fetch's run instead would have made a window's value
 // depend on where fetches ended. Whether a window is sealed depends only
 // on the offsets applied, so views rebuilt to the same offsets, by the

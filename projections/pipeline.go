@@ -139,6 +139,11 @@ func (v *Views) commit(s *staged) error {
 	if s.gate != nil {
 		<-s.gate
 	}
+	if v.failCommit != nil {
+		if err := v.failCommit(); err != nil {
+			return err
+		}
+	}
 	b := s.fb.b
 	if err := writeViews(b, s.dirty); err != nil {
 		return err

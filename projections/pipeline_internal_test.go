@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -169,6 +170,75 @@ func TestPipelineFoldsBeforeTheFetchBeforeCommits(t *testing.T) {
 			}
 			if ns, err := piped.BatchNotifications("o1", "b1"); err != nil || len(ns) != 1 || ns[0].State != "delivered" {
 				t.Fatalf("b1's notification: %+v, %v", ns, err)
+			}
+		})
+	}
+}
+
+// TestFailedCommitIsForgotten: a fetch whose commit fails leaves nothing
+// behind, in Pebble or in the apply goroutine's caches, whether the
+// failure shows at once (ApplyRecords) or only when the next fetch has
+// folded on top of it (Pipeline): applied again, the log ends in views
+// equal to those of a node whose commits never failed. Caches that kept
+// the failed fold would apply its events twice, and the fold refuses
+// those.
+func TestFailedCommitIsForgotten(t *testing.T) {
+	t.Parallel()
+	fetches := pipelineLog(t)
+	want, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { want.Close() }) // after the parallel subtests
+	for _, f := range fetches {
+		if err := want.ApplyRecords(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range []string{"sync", "pipelined"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			v, err := Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			if err := v.ApplyRecords(fetches[0]); err != nil {
+				t.Fatal(err)
+			}
+			errDisk := errors.New("disk gone")
+			v.failCommit = func() error { return errDisk }
+			if mode == "sync" {
+				err = v.ApplyRecords(fetches[1])
+			} else {
+				p := v.Pipeline()
+				if err = p.Apply(fetches[1]); err != nil {
+					t.Fatalf("the fold of fetch 2: %v", err)
+				}
+				err = p.Apply(fetches[2]) // folds on fetch 2, then finds its commit failed
+			}
+			if !errors.Is(err, errDisk) {
+				t.Fatalf("applying over a failing commit: %v, want %v", err, errDisk)
+			}
+			v.failCommit = nil
+			if got, want := v.Offsets()[0], fetches[1][0].Offset; got != want {
+				t.Fatalf("offset %d after the failed commit, want %d", got, want)
+			}
+			for _, f := range fetches[1:] {
+				if err := v.ApplyRecords(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if v.Noops() != 0 {
+				t.Fatalf("%d events refused after the failed commit", v.Noops())
+			}
+			snap, err := want.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			if diffs, err := Diff(snap, v, 10); err != nil || len(diffs) > 0 {
+				t.Fatalf("views after a failed commit differ: %v, %v", diffs, err)
 			}
 		})
 	}

@@ -65,6 +65,9 @@ type Views struct {
 	// holdCommits, in tests, holds each commit of a Pipeline until the
 	// next fetch has folded (staged.gate).
 	holdCommits bool
+	// failCommit, in tests, is asked before each commit writes anything:
+	// an error fails that commit (and the views forget the fold).
+	failCommit func() error
 }
 
 // maxBatchHint bounds batchHint, so that one fetch of unusually large

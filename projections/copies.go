@@ -112,8 +112,8 @@ type copyWriter struct {
 	b     *pebble.Batch
 	spans map[int32]offsetSpan
 	runs  map[int32]*copyRun
-	buf   []byte // a sealed value, or a window's stored and new copies
-	enc   []byte
+	buf   []byte // a window's stored and new copies, to seal
+	enc   []byte // a sealed value
 }
 
 // copyRun is one partition's copies in the window being written.

@@ -121,7 +121,11 @@ func TestRemoteTimeouts(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	})
-	r, _ := NewRemote(srv.URL, RemoteTimeout(20*time.Millisecond), RemoteRetries(1), RemoteBackoff(time.Millisecond))
+	// The per-attempt timeout must outlast getting a request to the
+	// handler, which counts it: at 20 ms, under the race detector on two
+	// busy cores, a second attempt once timed out before it arrived (CI,
+	// 2026-12-07), and the server counted one.
+	r, _ := NewRemote(srv.URL, RemoteTimeout(250*time.Millisecond), RemoteRetries(1), RemoteBackoff(time.Millisecond))
 	if _, err := r.ExtractItems(context.Background(), remoteInput()); Code(err) != CodeInternal || n.Load() != 2 {
 		t.Errorf("per-attempt timeouts: %v after %d requests, want internal_error after 2", err, n.Load())
 	}

@@ -83,7 +83,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"id": ev.KeyID, "label": ev.Label, "revoked": false, "key": key})
+	writeJSON(w, r, http.StatusCreated, map[string]any{"id": ev.KeyID, "label": ev.Label, "revoked": false, "key": key})
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +96,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	for i, k := range keys {
 		out[i] = renderKey(k)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"api_keys": out})
+	writeJSON(w, r, http.StatusOK, map[string]any{"api_keys": out})
 }
 
 // revokeKey revokes one of the org's keys, the caller's own included. The

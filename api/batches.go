@@ -80,7 +80,7 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) {
 	if n, ok := s.views.LastNotification(orgOf(r), name, true); ok && s.asOf.IsZero() {
 		out.LastDelivery = renderDeliveries([]domain.Notification{n})[0]
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +98,7 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) {
 	for i, b := range bs {
 		out[i] = renderBatch(b)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"batches": out, "next_cursor": nextCursor(next)})
+	writeJSON(w, r, http.StatusOK, map[string]any{"batches": out, "next_cursor": nextCursor(next)})
 }
 
 func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) {
@@ -126,7 +126,7 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) {
 	for i, d := range docs {
 		out[i] = renderDocument(d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, r, http.StatusOK, map[string]any{
 		"batch": renderBatch(b), "documents": out, "next_cursor": nextCursor(next),
 	})
 }
@@ -144,7 +144,7 @@ func (s *Server) getDocument(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderDocument(d))
+	writeJSON(w, r, http.StatusOK, renderDocument(d))
 }
 
 // allDocuments loads every document of a batch (for commands over a batch).
@@ -233,5 +233,5 @@ func (s *Server) deleteBatch(w http.ResponseWriter, r *http.Request) {
 			counts[now.Status.BatchStatus()]++
 		}
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"name": name, "deleted": true, "documents": len(docs), "counts": counts})
+	writeJSON(w, r, http.StatusAccepted, map[string]any{"name": name, "deleted": true, "documents": len(docs), "counts": counts})
 }

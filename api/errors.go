@@ -1,11 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/docket/docket/blobstore"
 	"github.com/docket/docket/domain"
@@ -97,13 +100,38 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(2))
 	}
-	writeJSON(w, status, body)
+	writeJSON(w, r, status, body)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	// Encoded before anything is sent: a value JSON cannot carry answers
+	// 500 with the envelope, where streaming it sent 200 and a body cut
+	// short (a NaN line item from another writer of the log did, until
+	// the fold refused those).
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		if _, isEnvelope := v.(envelope); isEnvelope {
+			http.Error(w, errInternal.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeError(w, r, fmt.Errorf("api: encode the response: %w", err))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	w.Write(buf.Bytes())
+}
+
+// jsonBuffers holds writeJSON's buffers; one larger than 1 MiB (a long
+// listing) is left to the collector rather than kept.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putJSONBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		b.Reset()
+		jsonBuffers.Put(b)
+	}
 }

@@ -99,7 +99,7 @@ func (s *Server) writeHistory(w http.ResponseWriter, r *http.Request, kind proje
 			Actor: m.Actor, CorrelationID: m.CorrelationID, Payload: eventPayload(e.Event),
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": out, "next_cursor": nextCursor(next)})
+	writeJSON(w, r, http.StatusOK, map[string]any{"events": out, "next_cursor": nextCursor(next)})
 }
 
 // eventPayload renders an event's fields other than meta under their Avro

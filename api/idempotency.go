@@ -34,7 +34,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, fingerprint 
 			writeError(w, r, err)
 			return
 		}
-		writeJSON(w, res.status, res.body)
+		writeJSON(w, r, res.status, res.body)
 		return
 	}
 	if err := validIdempotencyKey(key); err != nil {

@@ -229,10 +229,10 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	if h.Kind == HandleKindDocumentPreprocess {
 		_, attempt, _ := splitRunSubject(h.Subject)
 		run, _ := d.Run(attempt)
-		writeJSON(w, http.StatusOK, s.renderRun(mux.Vars(r)["jobId"], h, d, run))
+		writeJSON(w, r, http.StatusOK, s.renderRun(mux.Vars(r)["jobId"], h, d, run))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.renderJob(r, mux.Vars(r)["jobId"], h, j, expand))
+	writeJSON(w, r, http.StatusOK, s.renderJob(r, mux.Vars(r)["jobId"], h, j, expand))
 }
 
 func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
@@ -252,7 +252,7 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 			d, _ = s.views.Document(org, d.ID)
 		}
 		run, _ := d.Run(attempt)
-		writeJSON(w, http.StatusAccepted, s.renderRun(handle, h, d, run))
+		writeJSON(w, r, http.StatusAccepted, s.renderRun(handle, h, d, run))
 		return
 	}
 	if !j.Status().Terminal() && !j.CancelRequested {
@@ -287,7 +287,7 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 		}
 		j, _ = s.views.Job(org, j.ID)
 	}
-	writeJSON(w, http.StatusAccepted, s.renderJob(r, handle, h, j, false))
+	writeJSON(w, r, http.StatusAccepted, s.renderJob(r, handle, h, j, false))
 }
 
 // runServesOthers reports whether the document's run also serves another
@@ -333,5 +333,5 @@ func (s *Server) sessionResults(w http.ResponseWriter, r *http.Request) {
 			"currency": optional(d.Currency), "lineItems": items,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessionId": mux.Vars(r)["sessionId"], "status": j.Status(), "documents": docs})
+	writeJSON(w, r, http.StatusOK, map[string]any{"sessionId": mux.Vars(r)["sessionId"], "status": j.Status(), "documents": docs})
 }

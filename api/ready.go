@@ -64,8 +64,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		body["status"] = "not_ready"
 		body["reason"] = reasons[0]
 		body["reasons"] = reasons
-		writeJSON(w, http.StatusServiceUnavailable, body)
+		writeJSON(w, r, http.StatusServiceUnavailable, body)
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, r, http.StatusOK, body)
 }

@@ -136,7 +136,7 @@ func serveSchemas(w http.ResponseWriter, r *http.Request) {
 		s.Versions = nil
 		list[i] = s
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schemas": list})
+	writeJSON(w, r, http.StatusOK, map[string]any{"schemas": list})
 }
 
 // serveSchema shows one schema with its frozen versions
@@ -150,7 +150,7 @@ func serveSchema(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["name"]
 	for _, s := range all {
 		if s.Name == name {
-			writeJSON(w, http.StatusOK, s)
+			writeJSON(w, r, http.StatusOK, s)
 			return
 		}
 	}

@@ -212,6 +212,6 @@ func (s *Server) Handler() http.Handler {
 	return s.requestContext(s.recoverer(s.bodyDeadline(r)))
 }
 
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
 }

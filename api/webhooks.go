@@ -58,7 +58,7 @@ func (s *Server) putBatchWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "url": req.URL, "secret": secret})
+	writeJSON(w, r, http.StatusOK, map[string]any{"batch_name": name, "url": req.URL, "secret": secret})
 }
 
 func (s *Server) getBatchWebhook(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +71,7 @@ func (s *Server) getBatchWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "url": hook.URL})
+	writeJSON(w, r, http.StatusOK, map[string]any{"batch_name": name, "url": hook.URL})
 }
 
 func (s *Server) deleteBatchWebhook(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +107,7 @@ func (s *Server) batchDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"batch_name": name, "deliveries": renderDeliveries(ns)})
+	writeJSON(w, r, http.StatusOK, map[string]any{"batch_name": name, "deliveries": renderDeliveries(ns)})
 }
 
 // createEndpoint subscribes a URL to job-surface events and returns its
@@ -168,7 +168,7 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request) {
 	for i, e := range eps {
 		out[i] = renderEndpoint(e)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"endpoints": out})
+	writeJSON(w, r, http.StatusOK, map[string]any{"endpoints": out})
 }
 
 func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +177,7 @@ func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderEndpoint(e))
+	writeJSON(w, r, http.StatusOK, renderEndpoint(e))
 }
 
 func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -204,7 +204,7 @@ func (s *Server) endpointDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"endpointId": id, "deliveries": renderDeliveries(ns)})
+	writeJSON(w, r, http.StatusOK, map[string]any{"endpointId": id, "deliveries": renderDeliveries(ns)})
 }
 
 func renderDeliveries(ns []domain.Notification) []map[string]any {
@@ -235,7 +235,7 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, target string
 		}
 		n, _ = s.views.Notification(org, n.ID)
 	}
-	writeJSON(w, http.StatusAccepted, renderDeliveries([]domain.Notification{n})[0])
+	writeJSON(w, r, http.StatusAccepted, renderDeliveries([]domain.Notification{n})[0])
 }
 
 func (s *Server) redeliverBatch(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -217,6 +218,9 @@ func (d Document) apply(e Event) (Document, error) {
 		if err := d.checkResult(ev.ClaimID, StatusExtracting); err != nil {
 			return d, err
 		}
+		if err := CheckLineItems(ev.LineItems); err != nil {
+			return d, err
+		}
 		d.Status, d.CompletedAt = StatusSucceeded, at
 		d.LineItems = append([]LineItem{}, ev.LineItems...)
 		d.Currency = ""
@@ -324,6 +328,24 @@ func (d Document) checkResult(claim string, want Status) error {
 	}
 	if want != "" && d.Status != want {
 		return fmt.Errorf("%w: document is %s", ErrWrongPhase, d.Status)
+	}
+	return nil
+}
+
+// CheckLineItems returns ErrInvalidResult if a line item's quantity, unit
+// price or amount is NaN or infinite. Avro's doubles allow them, JSON has
+// no such numbers, and the API, the webhooks and the history render line
+// items as JSON; docket's extractors never produce them (a remote
+// extractor's answer with one is refused as malformed). So a success
+// carrying one comes from another writer of the log, and the fold refuses
+// it rather than keep a document no view can render.
+func CheckLineItems(items []LineItem) error {
+	for i, it := range items {
+		for _, f := range [...]float64{it.Quantity, it.UnitPrice, it.Amount} {
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("%w: line item %d", ErrInvalidResult, i)
+			}
+		}
 	}
 	return nil
 }

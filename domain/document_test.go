@@ -3,6 +3,7 @@ package domain_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -230,6 +231,16 @@ func TestDocumentIllegalTransitions(t *testing.T) {
 		{"failed after succeeded", func(s *seq) []domain.Event { return with(succeededDoc(s), s.failed("d", "c1", full)) }, domain.ErrFencedClaim},
 		{"succeeded while preprocessing", func(s *seq) []domain.Event { return with(running(s, full), s.succeeded("d", "c1")) }, domain.ErrWrongPhase},
 		{"preprocessed while extracting", func(s *seq) []domain.Event { return with(extracting(s), s.preprocessed("d", "c1")) }, domain.ErrWrongPhase},
+		// Another writer's success with numbers JSON cannot carry.
+		{"succeeded with a NaN quantity", func(s *seq) []domain.Event {
+			return with(extracting(s), s.succeeded("d", "c1", domain.LineItem{Description: "x", Quantity: math.NaN(), Amount: 1}))
+		}, domain.ErrInvalidResult},
+		{"succeeded with an infinite unit price", func(s *seq) []domain.Event {
+			return with(extracting(s), s.succeeded("d", "c1", domain.LineItem{Description: "ok", Amount: 1}, domain.LineItem{Description: "x", UnitPrice: math.Inf(1), Amount: 1}))
+		}, domain.ErrInvalidResult},
+		{"succeeded with a negative infinite amount", func(s *seq) []domain.Event {
+			return with(extracting(s), s.succeeded("d", "c1", domain.LineItem{Description: "x", Amount: math.Inf(-1)}))
+		}, domain.ErrInvalidResult},
 		{"cancel after start", func(s *seq) []domain.Event { return with(running(s, full), s.cancel("d")) }, domain.ErrAlreadyStarted},
 		{"cancel after success", func(s *seq) []domain.Event { return with(succeededDoc(s), s.cancel("d")) }, domain.ErrAlreadyStarted},
 		{"cancel twice", func(s *seq) []domain.Event { return with(canceledDoc(s), s.cancel("d")) }, domain.ErrDocumentCanceled},

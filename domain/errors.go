@@ -31,6 +31,7 @@ var (
 	ErrJobNotDone       = errors.New("domain: job outcome does not match its rows")
 	ErrStaleDelivery    = errors.New("domain: delivery attempt does not follow the last one")
 	ErrNotClaimHolder   = errors.New("domain: idempotency key held by another claim")
+	ErrInvalidResult    = errors.New("domain: result has a line item that is not a finite number")
 )
 
 var noops = []error{
@@ -39,7 +40,7 @@ var noops = []error{
 	ErrWrongPhase, ErrAlreadyStarted, ErrDocumentCanceled, ErrBatchDeleted,
 	ErrOrgExists, ErrKeyExists, ErrUnknownKey, ErrIdempotencyTaken,
 	ErrJobExists, ErrUnknownJob, ErrJobTerminal, ErrJobNotReopenable, ErrJobNotDone,
-	ErrStaleDelivery, ErrNotClaimHolder,
+	ErrStaleDelivery, ErrNotClaimHolder, ErrInvalidResult,
 }
 
 // IsNoop reports whether err is the fold refusing an event. Such an event stays

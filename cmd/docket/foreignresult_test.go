@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,23 @@ func TestAnotherWritersNaNResultIsRefused(t *testing.T) {
 	}
 	if code := tn.get("/v1/documents/"+doc.ID, &d); code != http.StatusOK || d.ID != doc.ID || d.Status != "succeeded" || len(d.LineItems) != 1 || d.LineItems[0].Amount != 3 {
 		t.Fatalf("GET the document after its real result: %d %+v", code, d)
+	}
+	// An audit lists the refused result, without the payload JSON cannot
+	// carry, and reads on to the real one.
+	out, err := tn.cli("events", "--document", doc.ID, "--type", "DocumentSucceeded")
+	if err != nil {
+		t.Fatalf("docket events: %v", err)
+	}
+	var lines []eventLine
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var line eventLine
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatalf("docket events wrote %q: %v", l, err)
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) != 2 || lines[0].Payload != nil || !strings.Contains(lines[0].Error, "NaN") || lines[0].Meta == nil ||
+		lines[1].Error != "" || lines[1].Payload["line_items"] == nil {
+		t.Fatalf("docket events of the two results: %s", out)
 	}
 }

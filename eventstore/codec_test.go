@@ -23,7 +23,7 @@ var (
 	codecErr  error
 )
 
-func codecForTest(t *testing.T) *eventstore.Codec {
+func codecForTest(t testing.TB) *eventstore.Codec {
 	t.Helper()
 	codecOnce.Do(func() { codecVal, codecErr = eventstore.NewCodec() })
 	if codecErr != nil {

@@ -13,7 +13,7 @@ import (
 // folds the log pays before it folds anything (BENCHMARKS.md compares it
 // with a raw consume, which decodes nothing).
 func BenchmarkDecodeLifecycle(b *testing.B) {
-	c := codecForTest(&testing.T{})
+	c := codecForTest(b)
 	at := time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
 	m := func(n int) domain.Meta {
 		return domain.Meta{EventID: fmt.Sprintf("evt_06h48j7x9stksfw5pkenzg%04d", n), OrgID: "org_06h48j7x9stksfw5pkenzg1408", OccurredAt: at.Add(time.Duration(n) * time.Millisecond), Actor: "key_06h48j7x9stksfw5pkenzg1408"}

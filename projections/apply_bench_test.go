@@ -16,8 +16,7 @@ import (
 // steps of the log `docket bench` writes (not its partitions, ids or
 // order: oneOrgLog). It reports events applied per second.
 func BenchmarkApplyLifecycle(b *testing.B) {
-	f, l := setup(&testing.T{}), newLog()
-	defer f.v.Close()
+	f, l := setup(b), newLog()
 	var lc lifecycles
 	events := 0
 	for b.Loop() {
@@ -37,8 +36,7 @@ func BenchmarkApplyLifecycle(b *testing.B) {
 // however small it is (its batch, its commit, the counts it rewrites)
 // dominates.
 func BenchmarkApplySteady(b *testing.B) {
-	f, l := setup(&testing.T{}), newLog()
-	defer f.v.Close()
+	f, l := setup(b), newLog()
 	var lc lifecycles
 	var inFlight [][]domain.Event
 	events := 0
@@ -67,8 +65,7 @@ func BenchmarkApplySteady(b *testing.B) {
 // does not encode the event again (as it must for BenchmarkApplyLifecycle's
 // records, made in memory); encoding them is not timed.
 func BenchmarkApplyBenchLog(b *testing.B) {
-	f := setup(&testing.T{})
-	defer f.v.Close()
+	f := setup(b)
 	bl := newBenchLog(b)
 	events := 0
 	for b.Loop() {
@@ -85,8 +82,7 @@ func BenchmarkApplyBenchLog(b *testing.B) {
 // them, and each runs with the job named. It measures what the job
 // projection adds to the fold.
 func BenchmarkApplyJobRuns(b *testing.B) {
-	f, l := setup(&testing.T{}), newLog()
-	defer f.v.Close()
+	f, l := setup(b), newLog()
 	var lc lifecycles
 	jobs, events := 0, 0
 	for b.Loop() {
@@ -176,8 +172,7 @@ func BenchmarkApplyPipelined(b *testing.B) {
 // fetches makes n fetches with fetch, each applied to views of their own
 // first: a fetch may name what the ones before it made (notifications).
 func fetches(b *testing.B, n int, fetch func(testing.TB, *projections.Views) []eventstore.Record) [][]eventstore.Record {
-	shadow := setup(&testing.T{})
-	defer shadow.v.Close()
+	shadow := setup(b)
 	var out [][]eventstore.Record
 	for range n {
 		recs := fetch(b, shadow.v)
@@ -291,8 +286,7 @@ var lifecycleItems = []domain.LineItem{{Description: "Widget", Quantity: 2, Unit
 // or in memory, folds faster than this; BENCHMARKS.md compares it with
 // raw consume to say what keeping the views in memory could buy.
 func BenchmarkFoldInMemory(b *testing.B) {
-	f := setup(&testing.T{})
-	defer f.v.Close()
+	f := setup(b)
 	bl := newBenchLog(b)
 	var recs []eventstore.Record
 	for range 16 {

@@ -12,7 +12,7 @@
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, mkdirSync, readFileSync, existsSync, writeFileSync, createWriteStream } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, existsSync, writeFileSync, createWriteStream, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -346,5 +346,8 @@ try {
   console.log('\nconsole browser test (screenshots in ' + shots + ')');
   for (const r of results) console.log(`  ${r.result.padEnd(8)} ${r.step.padEnd(36)} ${r.ms ?? ''}ms ${r.note}`);
   await Promise.all(procs.map(d => new Promise(r => { if (d.exited) r(); else d.proc.on('exit', r); setTimeout(r, 15000); })));
+  // The nodes' data dirs (10 MB each) went on piling up in $TMPDIR until
+  // 2026-12-07; their logs stay beside the screenshots.
+  for (const d of procs) if (d.exited) rmSync(d.dataDir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/docket/docket/internal/logtest"
+	"github.com/docket/docket/internal/scratch"
 )
 
 // TestCloseLogsNothing: a store that closes with its journal whole has
@@ -111,7 +112,7 @@ func TestCloseLeavesNothingToRecover(t *testing.T) {
 	if got := checkpoints.Load(); got != 1 {
 		t.Fatalf("%d checkpoints at Close, want 1", got)
 	}
-	for _, p := range []string{s.tmp, s.tmp + lockSuffix} {
+	for _, p := range []string{s.tmp, s.tmp + scratch.LockSuffix} {
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s after Close: %v", p, err)
 		}
@@ -143,7 +144,7 @@ func TestCloseLeavesNothingToRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range left {
-		if p := filepath.Join(s.dir, tmpDirName, e.Name()); p != next.tmp && p != next.tmp+lockSuffix {
+		if p := filepath.Join(s.dir, tmpDirName, e.Name()); p != next.tmp && p != next.tmp+scratch.LockSuffix {
 			t.Errorf("left for the next store: %s", e.Name())
 		}
 	}
@@ -237,7 +238,7 @@ func BenchmarkReopen(b *testing.B) {
 						b.Fatal(err)
 					}
 				} else {
-					s.lock.Close()
+					s.scratch.Abandon()
 				}
 				b.StartTimer()
 				next, err := NewFS(dir)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/docket/docket/internal/scratch"
 )
 
 // Store is implemented by the filesystem store now and an S3 store later.
@@ -37,11 +39,11 @@ type Blob struct {
 // An FS is safe for concurrent use, and several stores, in one process or
 // in several on one machine, may share a directory: each keeps its
 // temporary files in <dir>/tmp/<id>, locked for as long as it lives, and
-// NewFS sweeps only what no live store holds (tmpdir.go).
+// NewFS sweeps only what no live store holds (internal/scratch).
 type FS struct {
 	dir     string
-	tmp     string   // this store's own temporary directory (tmpdir.go)
-	lock    *os.File // held while the store lives: nobody sweeps tmp
+	tmp     string       // this store's own temporary directory
+	scratch *scratch.Dir // tmp, held while the store lives: nobody sweeps it
 	maxSize int64
 	next    atomic.Uint32 // the temporary directory of the next Put
 	// journal makes blobs of at most journalMax bytes durable with a
@@ -101,16 +103,13 @@ func NewFS(dir string, opts ...Option) (*FS, error) {
 		return nil, fmt.Errorf("blobstore: journal segment of %d bytes cannot hold a %d-byte blob", cfg.journalSegment, cfg.journalMax)
 	}
 	root := filepath.Join(abs, tmpDirName)
-	if err := os.MkdirAll(root, 0o750); err != nil {
-		return nil, fmt.Errorf("blobstore: create temp dir: %w", err)
-	}
-	tmp, lock, err := claimTempDir(root)
+	own, err := scratch.Claim(root)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("blobstore: temp dir: %w", err)
 	}
-	s := &FS{dir: abs, tmp: tmp, lock: lock, maxSize: cfg.maxSize, journalMax: cfg.journalMax, syncDir: syncDir}
+	s := &FS{dir: abs, tmp: own.Path(), scratch: own, maxSize: cfg.maxSize, journalMax: cfg.journalMax, syncDir: syncDir}
 	if err := s.prepare(root, cfg); err != nil {
-		lock.Close()
+		own.Abandon()
 		return nil, err
 	}
 	return s, nil
@@ -136,11 +135,11 @@ func (s *FS) prepare(root string, cfg config) error {
 	if err := syncDir(s.dir); err != nil {
 		return err
 	}
-	if err := sweepTemp(root, s.tmp, func(dead string) error {
+	if err := scratch.Sweep(root, s.tmp, func(dead string) error {
 		_, err := s.recoverJournal(dead)
 		return err
 	}); err != nil {
-		return err
+		return fmt.Errorf("blobstore: %w", err)
 	}
 	if cfg.journalMax > 0 {
 		j, err := newJournal(filepath.Join(s.tmp, journalDirName), cfg.journalSegment, cfg.journalWatch, cfg.log)
@@ -283,22 +282,14 @@ func (s *FS) Close() error {
 	if s.journal != nil {
 		err = s.journal.close()
 	}
-	if err == nil {
-		if rmErr := os.RemoveAll(s.tmp); rmErr != nil {
-			err = fmt.Errorf("blobstore: remove temp dir: %w", rmErr)
-		}
+	if err != nil {
+		s.scratch.Abandon()
+		return err
 	}
-	// The directory first: a sweeper that finds a lock file without its
-	// directory removes it, one that finds a directory without its lock
-	// file recovers it.
-	name := s.lock.Name()
-	s.lock.Close()
-	if err == nil {
-		if rmErr := os.Remove(name); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
-			err = fmt.Errorf("blobstore: remove temp lock: %w", rmErr)
-		}
+	if err := s.scratch.Remove(); err != nil {
+		return fmt.Errorf("blobstore: %w", err)
 	}
-	return err
+	return nil
 }
 
 // copy streams r into w while hashing; see copyHashed.

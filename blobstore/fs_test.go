@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/docket/docket/internal/scratch"
 )
 
 func setup(t testing.TB, opts ...Option) (*FS, string) {
@@ -38,7 +40,7 @@ func files(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && !strings.HasSuffix(path, lockSuffix) && filepath.Base(filepath.Dir(path)) != journalDirName {
+		if !d.IsDir() && !strings.HasSuffix(path, scratch.LockSuffix) && filepath.Base(filepath.Dir(path)) != journalDirName {
 			rel, _ := filepath.Rel(dir, path)
 			out = append(out, rel)
 		}
@@ -403,7 +405,7 @@ func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(crashed, "07"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{filepath.Join(crashed, "07", "put-1"), crashed + lockSuffix, filepath.Join(tmp, "07", "put-123456")} {
+	for _, f := range []string{filepath.Join(crashed, "07", "put-1"), crashed + scratch.LockSuffix, filepath.Join(tmp, "07", "put-123456")} {
 		if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
 			t.Fatal(err)
 		}
@@ -425,12 +427,12 @@ func TestNewFSRemovesLeftoverTempFiles(t *testing.T) {
 	if left := files(t, tmp); len(left) != 0 {
 		t.Fatalf("tmp not cleaned: %v", left)
 	}
-	for _, gone := range []string{filepath.Join(tmp, "stray"), crashed, crashed + lockSuffix, filepath.Join(tmp, "07")} {
+	for _, gone := range []string{filepath.Join(tmp, "stray"), crashed, crashed + scratch.LockSuffix, filepath.Join(tmp, "07")} {
 		if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s survived NewFS: %v", gone, err)
 		}
 	}
-	if _, err := os.Stat(s.tmp + lockSuffix); err != nil {
+	if _, err := os.Stat(s.tmp + scratch.LockSuffix); err != nil {
 		t.Fatalf("the first store, still open, lost its lock file: %v", err)
 	}
 	if _, err := s2.Stat(ctx, kept.Key); err != nil {
@@ -617,52 +619,6 @@ func TestNewFSKeepsAnotherStoresPutInFlight(t *testing.T) {
 	defer rc.Close()
 	if b, _ := io.ReadAll(rc); string(b) != want {
 		t.Fatalf("read %q, want %q", b, want)
-	}
-}
-
-// TestClaimTempDirAfterASweeperTookIt: a store that starts while another
-// sweeps may have its lock file taken and removed between creating and
-// locking it (the sweeper saw it unlocked). It must then claim another
-// directory, not one whose lock file is gone and which the next sweeper
-// would take for a stray.
-func TestClaimTempDirAfterASweeperTookIt(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	var swept []string
-	dir, lock, err := claimTempDirRacing(root, func(path string) {
-		if len(swept) == 0 {
-			swept = append(swept, path)
-			name := strings.TrimSuffix(filepath.Base(path), lockSuffix)
-			if err := sweepIfFree(root, name, nil); err != nil {
-				t.Errorf("sweep: %v", err)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	defer lock.Close()
-	if len(swept) != 1 {
-		t.Fatalf("the race was not staged: %v", swept)
-	}
-	if _, err := os.Stat(swept[0]); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the sweeper did not remove %s: %v", swept[0], err)
-	}
-	if dir+lockSuffix == swept[0] {
-		t.Fatalf("claimed %s, whose lock file the sweeper removed", dir)
-	}
-	if same, err := samePath(lock, dir+lockSuffix); err != nil || !same {
-		t.Fatalf("the claimed directory's lock file is not the one held: %v, %v", same, err)
-	}
-	// A sweeper now leaves it alone.
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := sweepTemp(root, "", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("a sweeper removed the claimed directory: %v", err)
 	}
 }
 

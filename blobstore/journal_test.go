@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/docket/docket/internal/scratch"
 )
 
 // journalKeys lists the keys of the records a scan of s's journal finds,
@@ -41,9 +43,7 @@ func journalKeys(t *testing.T, s *FS) []string {
 // directory and journal in place.
 func crash(t *testing.T, s *FS) {
 	t.Helper()
-	if err := s.lock.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s.scratch.Abandon()
 }
 
 // waitFor polls cond, which reads state that another goroutine changes,
@@ -389,7 +389,7 @@ func TestNewFSRecoversAJournalWithoutItsLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	crash(t, a)
-	if err := os.Remove(a.tmp + lockSuffix); err != nil {
+	if err := os.Remove(a.tmp + scratch.LockSuffix); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(a.path(b.Key)); err != nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/docket/docket/internal/scratch"
 )
 
 // storeUnderTest is a Store plus what the conformance suite needs to see
@@ -371,7 +373,7 @@ func newFSUnderTest(t *testing.T, opts ...Option) storeUnderTest {
 		temps: func(t *testing.T) []string {
 			// The store's own lock file and journal live as long as the
 			// store.
-			own := filepath.Base(s.tmp) + lockSuffix
+			own := filepath.Base(s.tmp) + scratch.LockSuffix
 			journal := filepath.Join(filepath.Base(s.tmp), journalDirName) + string(filepath.Separator)
 			return slices.DeleteFunc(listFiles(t, filepath.Join(dir, tmpDirName)), func(f string) bool {
 				return f == own || strings.HasPrefix(f, journal)

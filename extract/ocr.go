@@ -39,7 +39,7 @@ func readImage(ctx context.Context, ct string, data []byte, cfg config) (*Docume
 	if cfg.tools.tesseract == "" {
 		return doc, newError(CodeOCRUnavailable, nil, "%s has no text layer and OCR (tesseract) is not installed", ct)
 	}
-	dir, err := os.MkdirTemp("", "docket-ocr-")
+	dir, err := os.MkdirTemp(cfg.tempDir, "docket-ocr-")
 	if err != nil {
 		return nil, newError(CodeInternal, err, "temporary directory")
 	}

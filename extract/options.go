@@ -19,6 +19,9 @@ type config struct {
 	maxPages int
 	tools    tools
 	ocrLangs string
+	// tempDir holds the copies of an upload that poppler and Tesseract
+	// read; "" is os.TempDir().
+	tempDir string
 	// pdfEngine forces one PDF text engine ("go" or "poppler") instead of
 	// the default (Go first, poppler as second opinion); the benchmarks
 	// and the engine comparison use it.
@@ -82,6 +85,13 @@ func OCRLanguages(langs string) Option {
 		}
 	}
 }
+
+// TempDir sets the directory under which the copies of an upload that
+// poppler and Tesseract read are written (in a directory of their own for
+// each document, removed when it is read). A process that is killed while
+// it extracts cannot remove them, so a service gives each node a directory
+// it empties when it starts. The default is "", os.TempDir().
+func TempDir(dir string) Option { return func(c *config) { c.tempDir = dir } }
 
 // withPDFEngine forces the PDF text engine: "go" (no poppler fallback) or
 // "poppler"; benchmarks and the engine comparison use it.

@@ -23,7 +23,7 @@ import (
 // a usable ToUnicode map). Poppler is also what rasterises textless pages
 // for OCR.
 func readPDF(ctx context.Context, data []byte, cfg config) (*Document, error) {
-	tmp := &tempPDF{data: data}
+	tmp := &tempPDF{data: data, root: cfg.tempDir}
 	defer tmp.remove()
 	var (
 		n     int
@@ -115,6 +115,7 @@ func popplerRead(ctx context.Context, tmp *tempPDF, cfg config) (int, []string, 
 // time an external program needs it, and removes it at the end.
 type tempPDF struct {
 	data      []byte
+	root      string // where its directory is made; "" is os.TempDir()
 	dir, file string
 }
 
@@ -122,7 +123,7 @@ func (t *tempPDF) path() (string, string, error) {
 	if t.file != "" {
 		return t.dir, t.file, nil
 	}
-	dir, err := os.MkdirTemp("", "docket-pdf-")
+	dir, err := os.MkdirTemp(t.root, "docket-pdf-")
 	if err != nil {
 		return "", "", newError(CodeInternal, err, "temporary directory")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -232,15 +231,6 @@ func rawIngest(clock cpuClock, kvs [][2][]byte, dir string) (rate, error) {
 		return rate{}, err
 	}
 	return sw.rate(len(kvs), bytes), nil
-}
-
-// scratch makes a fresh directory under the bench's temporary directory.
-func scratch(base, name string) (string, error) {
-	dir := filepath.Join(base, name)
-	if err := os.RemoveAll(dir); err != nil {
-		return "", fmt.Errorf("bench: %w", err)
-	}
-	return dir, nil
 }
 
 // quietPebble drops Pebble's informational lines.

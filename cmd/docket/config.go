@@ -291,8 +291,8 @@ func (c *Config) validateRoles() error {
 }
 
 // openBlobs opens the configured blob store; a local one reports its
-// journal's failures to log.
-func (c *Config) openBlobs(ctx context.Context, log zerolog.Logger) (blobstore.Store, error) {
+// journal's failures to log, and S3 spools uploads in tempDir.
+func (c *Config) openBlobs(ctx context.Context, log zerolog.Logger, tempDir string) (blobstore.Store, error) {
 	if c.BlobStore == "" {
 		return blobstore.NewFS(c.blobDir(), blobstore.MaxSize(c.MaxUpload), blobstore.Logger(log))
 	}
@@ -300,12 +300,9 @@ func (c *Config) openBlobs(ctx context.Context, log zerolog.Logger) (blobstore.S
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(c.DataDir, "tmp"), 0o750); err != nil {
-		return nil, err
-	}
 	return blobstore.NewS3(ctx, blobstore.S3Config{
 		Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey,
-		Bucket: bucket, Prefix: prefix, TempDir: filepath.Join(c.DataDir, "tmp"),
+		Bucket: bucket, Prefix: prefix, TempDir: tempDir,
 	}, blobstore.MaxSize(c.MaxUpload))
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 	"github.com/docket/docket/extract"
+	"github.com/docket/docket/internal/scratch"
 	"github.com/docket/docket/metrics"
 	"github.com/docket/docket/projections"
 	"github.com/docket/docket/webhook"
@@ -37,6 +38,7 @@ type node struct {
 	store       *eventstore.Store
 	views       *projections.Views
 	blobs       blobstore.Store
+	scratch     *scratch.Dir // this node's temporary files, under <data-dir>/tmp
 	http        *http.Server
 	httpAddr    string
 	metrics     *metrics.Metrics
@@ -76,6 +78,18 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
+	// Extraction writes copies of uploads for poppler and Tesseract, and
+	// the S3 store spools uploads, under a directory of the node's own: a
+	// node killed while it did either left them behind, and this start
+	// removes them (an earlier node's lock is free; another node on the
+	// same data dir keeps its own).
+	tmpRoot := filepath.Join(cfg.DataDir, "tmp")
+	if n.scratch, err = scratch.Claim(tmpRoot); err != nil {
+		return nil, err
+	}
+	if err := scratch.Sweep(tmpRoot, n.scratch.Path(), nil); err != nil {
+		return nil, err
+	}
 	seeds := cfg.Brokers()
 	if len(seeds) == 0 {
 		n.broker, err = eventstore.StartEmbedded(filepath.Join(cfg.DataDir, "kafka"), cfg.BrokerListen, int32(cfg.Partitions))
@@ -98,7 +112,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	if err != nil {
 		return nil, err
 	}
-	n.blobs, err = cfg.openBlobs(openCtx, log)
+	n.blobs, err = cfg.openBlobs(openCtx, log, n.scratch.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +162,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 			return nil, err
 		}
 		w := worker.New(n.store, n.blobs,
-			worker.Extractor(ex), worker.ExtractOptions(extract.OCRLanguages(cfg.OCRLanguages)),
+			worker.Extractor(ex), worker.ExtractOptions(extract.OCRLanguages(cfg.OCRLanguages), extract.TempDir(n.scratch.Path())),
 			worker.Concurrency(cfg.WorkerConcurrency), worker.Timeout(cfg.DocumentTimeout), worker.MaxPages(cfg.MaxPages),
 			worker.Name(nodeID), worker.Instance(nodeID+"-worker"), worker.Logger(log), worker.Hold(cfg.holdWorker), worker.AfterClaim(cfg.afterClaim), worker.Received(cfg.workReceived),
 			worker.Observe(n.metrics.Processed))
@@ -317,6 +331,11 @@ func (n *node) close() {
 	if c, ok := n.blobs.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			n.log.Error().Err(err).Msg("closing the blob store; the next start recovers it")
+		}
+	}
+	if n.scratch != nil {
+		if err := n.scratch.Remove(); err != nil {
+			n.log.Error().Err(err).Msg("removing the node's temporary files; the next start does")
 		}
 	}
 	if n.views != nil {

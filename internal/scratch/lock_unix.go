@@ -1,6 +1,6 @@
 //go:build unix
 
-package blobstore
+package scratch
 
 import (
 	"errors"

@@ -192,6 +192,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--blob-store: %w", err))
 		}
 	}
+	if c.BlobStore == "" && c.DataDir != "" && within(c.blobDir(), c.scratchDir()) {
+		errs = append(errs, fmt.Errorf("--blob-dir must not be inside %s, which the node empties when it starts", c.scratchDir()))
+	}
 	if _, err := c.schedule(); err != nil {
 		errs = append(errs, err)
 	}
@@ -328,6 +331,23 @@ func (c *Config) blobDir() string {
 		return c.BlobDir
 	}
 	return filepath.Join(c.DataDir, "blobs")
+}
+
+// scratchDir is where the node keeps its temporary files (node.go): the
+// copies of uploads that poppler and Tesseract read, and uploads spooled
+// for S3. Not "tmp", so that it never is a local blob store's own tmp
+// (<blob-dir>/tmp) when --blob-dir is the data dir.
+func (c *Config) scratchDir() string { return filepath.Join(c.DataDir, "scratch") }
+
+// within reports whether path is dir or lies under it, as absolute paths.
+func within(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Brokers splits KafkaBrokers.

@@ -38,7 +38,7 @@ type node struct {
 	store       *eventstore.Store
 	views       *projections.Views
 	blobs       blobstore.Store
-	scratch     *scratch.Dir // this node's temporary files, under <data-dir>/tmp
+	scratch     *scratch.Dir // this node's temporary files, under <data-dir>/scratch
 	http        *http.Server
 	httpAddr    string
 	metrics     *metrics.Metrics
@@ -83,11 +83,10 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	// node killed while it did either left them behind, and this start
 	// removes them (an earlier node's lock is free; another node on the
 	// same data dir keeps its own).
-	tmpRoot := filepath.Join(cfg.DataDir, "tmp")
-	if n.scratch, err = scratch.Claim(tmpRoot); err != nil {
+	if n.scratch, err = scratch.Claim(cfg.scratchDir()); err != nil {
 		return nil, err
 	}
-	if err := scratch.Sweep(tmpRoot, n.scratch.Path(), nil); err != nil {
+	if err := scratch.Sweep(cfg.scratchDir(), n.scratch.Path(), nil); err != nil {
 		return nil, err
 	}
 	seeds := cfg.Brokers()

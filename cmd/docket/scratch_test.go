@@ -10,16 +10,16 @@ import (
 	"github.com/docket/docket/internal/scratch"
 )
 
-// TestStartRemovesWhatAKilledNodeLeftInTmp: a node killed while poppler
+// TestStartRemovesWhatAKilledNodeLeftInScratch: a node killed while poppler
 // or Tesseract read a copy of an upload, or while an upload was spooled
-// for S3, leaves those files under <data-dir>/tmp with its lock free. The
+// for S3, leaves those files under <data-dir>/scratch with its lock free. The
 // next start removes them and keeps a directory of its own, which a stop
 // in order removes with its lock.
-func TestStartRemovesWhatAKilledNodeLeftInTmp(t *testing.T) {
+func TestStartRemovesWhatAKilledNodeLeftInScratch(t *testing.T) {
 	t.Parallel()
 	tn := setup(t)
 	tn.stop()
-	root := filepath.Join(tn.cfg.DataDir, "tmp")
+	root := tn.cfg.scratchDir()
 	if left, err := os.ReadDir(root); err != nil || len(left) != 0 {
 		t.Fatalf("after a stop in order, %s holds %v (%v)", root, left, err)
 	}
@@ -31,7 +31,7 @@ func TestStartRemovesWhatAKilledNodeLeftInTmp(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(pdf), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	spooled := filepath.Join(root, "docket-s3-put-1") // where S3 spooled before
+	spooled := filepath.Join(root, "docket-s3-put-1") // a stray without a lock
 	for _, f := range []string{pdf, spooled} {
 		if err := os.WriteFile(f, []byte("%PDF-1.4 a customer's invoice"), 0o600); err != nil {
 			t.Fatal(err)
@@ -57,5 +57,29 @@ func TestStartRemovesWhatAKilledNodeLeftInTmp(t *testing.T) {
 		if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there after a stop in order: %v", gone, err)
 		}
+	}
+}
+
+// TestBlobDirInsideScratchIsRefused: the node empties <data-dir>/scratch
+// of what no running node holds, so a blob directory there would lose its
+// documents at the next start. The data dir itself, whose blob store's
+// temporary files go to <data-dir>/tmp, and a sibling are fine.
+func TestBlobDirInsideScratchIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, blobDir, err string
+	}{
+		{"the scratch dir", "scratch", "--blob-dir"},
+		{"under it", "scratch/blobs", "--blob-dir"},
+		{"through ..", "views/../scratch/x", "--blob-dir"},
+		{"the data dir", ".", ""},
+		{"a sibling named like it", "scratch-blobs", ""},
+		{"the default", "", ""},
+	} {
+		validated(t, tc.name, func(c *Config) {
+			if tc.blobDir != "" {
+				c.BlobStore, c.BlobDir = "", filepath.Join(c.DataDir, tc.blobDir)
+			}
+		}, tc.err)
 	}
 }

@@ -175,25 +175,25 @@ func rawProduce(ctx context.Context, seeds []string, topic string, partitions in
 }
 
 // rawLatency produces copies of recs to a fresh topic at a fixed rate (open
-// loop) and measures each record's produce -> consumed latency.
-func rawLatency(ctx context.Context, seeds []string, topic string, partitions int32, recs []*kgo.Record, perSec float64, d time.Duration) (latency, error) {
-	var h hist
+// loop) and returns each record's produce -> consumed latency.
+func rawLatency(ctx context.Context, seeds []string, topic string, partitions int32, recs []*kgo.Record, perSec float64, d time.Duration) (*hist, error) {
+	h := &hist{}
 	cl, err := rawProducer(seeds)
 	if err != nil {
-		return latency{}, err
+		return nil, err
 	}
 	defer cl.Close()
 	if err := createTopic(ctx, cl, topic, partitions); err != nil {
-		return latency{}, err
+		return nil, err
 	}
 	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(250*time.Millisecond), kgo.MetadataMinAge(100*time.Millisecond))
 	if err != nil {
-		return latency{}, err
+		return nil, err
 	}
 	defer cons.Close()
 	if err := warmConsumer(ctx, seeds, cons, topic, partitions); err != nil {
-		return latency{}, err
+		return nil, err
 	}
 	n := int(perSec * d.Seconds())
 	done := make(chan struct{})
@@ -215,7 +215,7 @@ func rawLatency(ctx context.Context, seeds []string, topic string, partitions in
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Key: src.Key, Value: src.Value, Headers: src.Headers}, nil)
 	}
 	<-done
-	return h.summary(fmt.Sprintf("raw produce -> consume at %.0f records/s", perSec)), ctx.Err()
+	return h, ctx.Err()
 }
 
 // warmConsumer writes one record to every partition and waits until the

@@ -121,11 +121,19 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		return err
 	}
 	if rep.Half != nil && rep.Half.RecordsPerSec > 0 {
-		lat, err := rawLatency(ctx, seeds, "bench-lat-"+id, parts, recs, rep.Half.RecordsPerSec, min(f.duration, 20*time.Second))
+		trip, err := rawLatency(ctx, seeds, "bench-lat-"+id, parts, recs, rep.Half.RecordsPerSec, min(f.duration, 20*time.Second))
 		if err != nil {
 			return err
 		}
+		lat := trip.summary(fmt.Sprintf("raw produce -> consume at %.0f records/s", rep.Half.RecordsPerSec))
 		c.RawLatency = &lat
+		// On the disk the uploads go to, at half of peak's upload rate.
+		syncDisks()
+		sync, err := probeSync(e.blobs, rep.Half.DocsPerSec, min(f.duration, 20*time.Second))
+		if err != nil {
+			return err
+		}
+		c.LifecycleFloor = newLatencyFloor(trip, sync)
 	}
 	c.kvs = nil
 	rep.Ceilings = c

@@ -90,7 +90,11 @@ type ceilings struct {
 	RawProduceConsume rate     `json:"raw_produce_consume"`
 	RawProduceLinger  rate     `json:"raw_produce_linger_5ms"`
 	RawLatency        *latency `json:"raw_produce_to_consume_latency,omitempty"`
-	RawPebble         rate     `json:"raw_pebble"`
+	// LifecycleFloor is the least latency a lifecycle's steps in a row
+	// allow, drawn from the raw trip's and an fdatasync's
+	// (bench_latfloor.go); absent without a half-of-peak run.
+	LifecycleFloor *latencyFloor `json:"lifecycle_floor,omitempty"`
+	RawPebble      rate          `json:"raw_pebble"`
 	// RawPebbleNoCopies is the same without the history's copies of the
 	// events (he/).
 	RawPebbleNoCopies rate `json:"raw_pebble_without_copies"`
@@ -187,6 +191,10 @@ func (r *benchReport) ratios() {
 				v = div(h.P99, c.RawLatency.P99)
 				add("one hop: event appended -> applied p99 at half of peak / raw p99", v, noTarget, true)
 			}
+		}
+		if lf := c.LifecycleFloor; lf != nil {
+			v = div(lf.Floor.P99, c.RawLatency.P99)
+			add(fmt.Sprintf("bound: lifecycle floor p99 (%d raw trips + 1 fdatasync) / raw p99", lf.KafkaTrips), v, noTarget, true)
 		}
 	}
 	// Two bounds of the consume side. Avro decoding alone, which the raw
@@ -326,6 +334,9 @@ func (r *benchReport) print(w io.Writer) {
 		fmt.Fprintf(w, "  (each figure above is the best of its rounds, but the 5 ms linger, measured once)\n")
 		if c.RawLatency != nil {
 			printLatency(w, *c.RawLatency)
+		}
+		if c.LifecycleFloor != nil {
+			c.LifecycleFloor.print(w)
 		}
 		if c.Floor != nil {
 			c.Floor.print(w)

@@ -136,6 +136,13 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	if c.RawProduce.Records != 200 || c.AppendPath.Records != 200 || c.ApplyPath.Records != 200 || c.ViewKeys == 0 || c.RawLatency == nil {
 		t.Fatalf("ceilings: %+v", c)
 	}
+	// The lifecycle's floor: fdatasyncs at half of peak's upload rate,
+	// and sums no shorter than any of their terms (within the buckets'
+	// 1 %).
+	if lf := c.LifecycleFloor; lf == nil || lf.KafkaTrips != lifecycleTrips || lf.Fdatasync.Count < 1 || lf.Floor.Count != floorDraws ||
+		lf.Floor.P99 < 0.99*max(c.RawLatency.P99, lf.Fdatasync.P99) || lf.Floor.P50 < 0.99*max(c.RawLatency.P50, lf.Fdatasync.P50) {
+		t.Fatalf("lifecycle floor: %+v, raw trip %+v", c.LifecycleFloor, c.RawLatency)
+	}
 	// Where the process's CPU is read, every consume-side ceiling has its
 	// CPU, the raw consume the broker's too, and the floor is set from
 	// them; without the copies the views hold fewer keys.

@@ -39,9 +39,9 @@ func readImage(ctx context.Context, ct string, data []byte, cfg config) (*Docume
 	if cfg.tools.tesseract == "" {
 		return doc, newError(CodeOCRUnavailable, nil, "%s has no text layer and OCR (tesseract) is not installed", ct)
 	}
-	dir, err := os.MkdirTemp(cfg.tempDir, "docket-ocr-")
+	dir, err := tempDir(cfg.tempDir, "docket-ocr-")
 	if err != nil {
-		return nil, newError(CodeInternal, err, "temporary directory")
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	name, err := ocrInput(dir, ct, data)

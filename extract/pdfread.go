@@ -123,9 +123,9 @@ func (t *tempPDF) path() (string, string, error) {
 	if t.file != "" {
 		return t.dir, t.file, nil
 	}
-	dir, err := os.MkdirTemp(t.root, "docket-pdf-")
+	dir, err := tempDir(t.root, "docket-pdf-")
 	if err != nil {
-		return "", "", newError(CodeInternal, err, "temporary directory")
+		return "", "", err
 	}
 	file := filepath.Join(dir, "in.pdf")
 	if err := os.WriteFile(file, t.data, 0o600); err != nil {

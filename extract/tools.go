@@ -110,3 +110,19 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	}
 	return l.buf.Write(p)
 }
+
+// tempDir makes a directory for the files a tool reads or writes, under
+// root ("" is os.TempDir()), and returns its absolute path: runTool runs
+// the tool in it, and a relative path would be resolved from there.
+func tempDir(root, pattern string) (string, error) {
+	dir, err := os.MkdirTemp(root, pattern)
+	if err != nil {
+		return "", newError(CodeInternal, err, "temporary directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", newError(CodeInternal, err, "temporary directory")
+	}
+	return abs, nil
+}

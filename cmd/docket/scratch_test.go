@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -81,5 +82,41 @@ func TestBlobDirInsideScratchIsRefused(t *testing.T) {
 				c.BlobStore, c.BlobDir = "", filepath.Join(c.DataDir, tc.blobDir)
 			}
 		}, tc.err)
+	}
+}
+
+// TestRelativeDataDirReadsScannedPDFs: with a relative --data-dir (the
+// default is ./docket-data), a PDF without a text layer goes through
+// pdftoppm and Tesseract, which run in the document's own directory under
+// scratch: a relative path to its copy was resolved from there and
+// failed every such document as corrupt_document.
+func TestRelativeDataDirReadsScannedPDFs(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"pdftoppm", "pdfinfo", "pdftotext", "tesseract"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing; .ci/run installs it", tool)
+			}
+			t.Skipf("%s is missing (apt-get install poppler-utils tesseract-ocr)", tool)
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, t.TempDir())
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("no relative path to the test's directory: %q, %v", rel, err)
+	}
+	tn := setup(t, func(c *Config) { c.DataDir = rel })
+	name := "inv-clearview-medical-usd-scanned.pdf"
+	data, exp := corpus(t, name)
+	res := tn.processBatch("scanned", map[string][]byte{name: data})
+	if len(res.Documents) != 1 {
+		t.Fatalf("%d documents", len(res.Documents))
+	}
+	d := res.Documents[0]
+	if d.Status != "succeeded" || len(d.LineItems) != len(exp.LineItems) {
+		t.Fatalf("%s with data dir %s: %s, %d line items (want %d), error %+v", name, rel, d.Status, len(d.LineItems), len(exp.LineItems), d.ProcessingError)
 	}
 }

@@ -26,8 +26,15 @@ type Dir struct {
 func (d *Dir) Path() string { return d.path }
 
 // Claim creates root (if needed), root/<id> and root/<id>.lock, and locks
-// the latter until Remove or Abandon, or until the process ends.
+// the latter until Remove or Abandon, or until the process ends. The
+// directory's path is absolute, whatever root is: the programs its owner
+// runs there (poppler, Tesseract) resolve a relative one from their own
+// working directory.
 func Claim(root string) (*Dir, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("scratch: %w", err)
+	}
 	if err := os.MkdirAll(root, 0o750); err != nil {
 		return nil, fmt.Errorf("scratch: create %s: %w", root, err)
 	}

@@ -167,3 +167,19 @@ func TestClaimAfterASweeperTookIt(t *testing.T) {
 		t.Fatalf("a sweeper removed the claimed directory: %v", err)
 	}
 }
+
+// TestClaimIsAbsolute: a relative root (a relative --data-dir) still gives
+// an absolute directory, which programs run elsewhere can use. Not
+// parallel: it changes the working directory.
+func TestClaimIsAbsolute(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	d, err := Claim("tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Remove()
+	if !filepath.IsAbs(d.Path()) || filepath.Dir(d.Path()) != filepath.Join(wd, "tmp") {
+		t.Fatalf("claimed %s under %s", d.Path(), wd)
+	}
+}

@@ -167,7 +167,12 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 			t.Errorf("view keys, with and without the history's copies: batches %d and %d, ingested %d and %d",
 				c.RawPebble.Records, c.RawPebbleNoCopies.Records, c.RawIngest.Records, c.RawIngestNoCopies.Records)
 		}
-		if f := c.Floor; f == nil || f.Cores != runtime.NumCPU() || !f.BrokerCounted || f.Replay.NeedUs <= f.Apply.NeedUs || f.Replay.Share <= 0 || f.Apply.ShareNoCopies >= f.Apply.Share {
+		// Whether the views cost less CPU without the copies is measured,
+		// not given: on a run this small two writes of a few hundred keys
+		// differ by noise (a run of the race suite once measured 12.6 µs
+		// without them against 11.9 with). TestFloorAddsWhatEachPathMustDo
+		// checks the sums.
+		if f := c.Floor; f == nil || f.Cores != runtime.NumCPU() || !f.BrokerCounted || f.Replay.NeedUs <= f.Apply.NeedUs || f.Replay.Share <= 0 || f.Apply.ShareNoCopies <= 0 {
 			t.Errorf("CPU floor: %+v", f)
 		}
 	}

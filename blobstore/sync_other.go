@@ -39,9 +39,16 @@ func checkpointFiles(_ *os.File, paths []string) error {
 // linked reports whether f still has its name: whether its path still
 // names the same file.
 func linked(f *os.File) (bool, error) {
-	same, err := samePath(f, f.Name())
+	a, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	b, err := os.Stat(f.Name())
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	return same, err
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(a, b), nil
 }

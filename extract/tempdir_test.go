@@ -12,24 +12,11 @@ import (
 
 // TestCopiesForToolsGoUnderTempDir: the copy of an upload that poppler
 // reads is written under TempDir, not $TMPDIR, and is gone when
-// Preprocess returns. The pdfinfo here is a shell script that records the
-// path it was given and whether the file was there, then fails as for an
-// unreadable PDF.
+// Preprocess returns (askPoppler).
 func TestCopiesForToolsGoUnderTempDir(t *testing.T) {
 	t.Parallel()
-	tools, tmp, seen := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "seen")
-	script := "#!/bin/sh\nif [ -f \"$1\" ]; then echo \"$1\" > " + seen + "; fi\nexit 1\n"
-	for _, name := range []string{"pdfinfo", "pdftotext", "pdftoppm", "pdfimages"} {
-		if err := os.WriteFile(filepath.Join(tools, name), []byte(script), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Not a PDF the pure-Go reader opens, so poppler is asked.
-	_, err := extract.Preprocess(context.Background(), []byte("%PDF-1.4\nbroken"), "in.pdf",
-		extract.Poppler(tools), extract.Tesseract(""), extract.TempDir(tmp))
-	if extract.Code(err) != extract.CodeCorruptDocument {
-		t.Fatalf("Preprocess: %v, want %s", err, extract.CodeCorruptDocument)
-	}
+	tmp := t.TempDir()
+	seen := askPoppler(t, tmp)
 	b, err := os.ReadFile(seen)
 	if err != nil {
 		t.Fatalf("pdfinfo did not find the copy it was given: %v", err)
@@ -46,22 +33,12 @@ func TestCopiesForToolsGoUnderTempDir(t *testing.T) {
 // directory, so the path they are given must not be relative to the
 // process's. Not parallel: it changes the working directory.
 func TestRelativeTempDirReachesTheTools(t *testing.T) {
-	tools, seen, wd := t.TempDir(), filepath.Join(t.TempDir(), "seen"), t.TempDir()
-	script := "#!/bin/sh\nif [ -f \"$1\" ]; then echo \"$1\" > " + seen + "; fi\nexit 1\n"
-	for _, name := range []string{"pdfinfo", "pdftotext", "pdftoppm", "pdfimages"} {
-		if err := os.WriteFile(filepath.Join(tools, name), []byte(script), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	wd := t.TempDir()
 	t.Chdir(wd)
 	if err := os.Mkdir("rel", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := extract.Preprocess(context.Background(), []byte("%PDF-1.4\nbroken"), "in.pdf",
-		extract.Poppler(tools), extract.Tesseract(""), extract.TempDir("rel"))
-	if extract.Code(err) != extract.CodeCorruptDocument {
-		t.Fatalf("Preprocess: %v, want %s", err, extract.CodeCorruptDocument)
-	}
+	seen := askPoppler(t, "rel")
 	b, err := os.ReadFile(seen)
 	if err != nil {
 		t.Fatalf("pdfinfo, run in the document's directory, did not find the copy: %v", err)
@@ -69,4 +46,26 @@ func TestRelativeTempDirReachesTheTools(t *testing.T) {
 	if path := strings.TrimSpace(string(b)); !filepath.IsAbs(path) || !strings.HasPrefix(path, filepath.Join(wd, "rel")+string(filepath.Separator)) {
 		t.Fatalf("pdfinfo read %s, not an absolute path under %s/rel", path, wd)
 	}
+}
+
+// askPoppler preprocesses a PDF the pure-Go reader cannot open, so that
+// poppler is asked, with copies under tempDir. Poppler here is four shell
+// scripts that write the path they were given to the returned file if
+// that path names a file from where they run (the copy's own directory),
+// then fail as for an unreadable PDF.
+func askPoppler(t *testing.T, tempDir string) (seen string) {
+	t.Helper()
+	tools, seen := t.TempDir(), filepath.Join(t.TempDir(), "seen")
+	script := "#!/bin/sh\nif [ -f \"$1\" ]; then echo \"$1\" > " + seen + "; fi\nexit 1\n"
+	for _, name := range []string{"pdfinfo", "pdftotext", "pdftoppm", "pdfimages"} {
+		if err := os.WriteFile(filepath.Join(tools, name), []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := extract.Preprocess(context.Background(), []byte("%PDF-1.4\nbroken"), "in.pdf",
+		extract.Poppler(tools), extract.Tesseract(""), extract.TempDir(tempDir))
+	if extract.Code(err) != extract.CodeCorruptDocument {
+		t.Fatalf("Preprocess: %v, want %s", err, extract.CodeCorruptDocument)
+	}
+	return seen
 }

@@ -13,7 +13,10 @@
 //     (ErrLogTruncated).
 //   - Appends are acknowledged only when the log has them: an idempotent
 //     producer with acks=all, so a retry never duplicates a record and an
-//     acknowledged event survives what min.insync.replicas allows.
+//     acknowledged event survives what min.insync.replicas allows. A
+//     partition's appends go out in rounds (AppendRounds): those that
+//     arrive while its round is unacknowledged share the next request,
+//     which is how a busy partition's requests fill without a linger.
 //   - One organisation's events share a key, and so a partition: they are
 //     totally ordered, and a fold per organisation needs no cross-partition
 //     coordination. Store.PartitionFor names the partition without

@@ -3,3 +3,13 @@ package eventstore
 // TopicConfig lets the tests read a topic's configuration the way Open
 // does.
 var TopicConfig = topicConfig
+
+// QueuedAppends is how many records wait for a round of partition p.
+func (s *Store) QueuedAppends(p int32) int {
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
+	if pr := s.rounds[p]; pr != nil {
+		return len(pr.queue)
+	}
+	return 0
+}

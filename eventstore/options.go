@@ -38,6 +38,7 @@ type config struct {
 	hooks       []kgo.Hook
 	maxRecord   int32
 	linger      time.Duration
+	rounds      int
 	// deliveryTimeout is DeliveryTimeout's.
 	deliveryTimeout time.Duration
 }
@@ -56,6 +57,7 @@ func defaults() config {
 		maxRecord:   DefaultMaxRecordBytes,
 
 		deliveryTimeout: 30 * time.Second,
+		rounds:          1,
 	}
 }
 
@@ -113,6 +115,19 @@ func MaxRecordBytes(n int32) Opt { return func(c *config) { c.maxRecord = n } }
 // (BENCHMARKS.md), while every append waits up to that long more. Open
 // refuses a negative value. Default 0.
 func Linger(d time.Duration) Opt { return func(c *config) { c.linger = d } }
+
+// AppendRounds is how many rounds of appends each partition may have
+// unacknowledged at once (rounds.go). An append to a partition with fewer
+// in flight goes out at once. One that finds n in flight waits, and every
+// append that waited goes out together, in one request, when one of them is
+// acknowledged (group commit): a busy partition's requests carry many
+// records, and an idle one's append waits for nothing. 0 leaves it to
+// franz-go, which sends a record as soon as fewer than five requests are in
+// flight to its broker, so that at a moderate load most requests carry one
+// or two records. A Linger turns rounds off: it gathers records by waiting,
+// and a round held back behind a lingering one would wait twice. Open
+// refuses a negative value. Default 1.
+func AppendRounds(n int) Opt { return func(c *config) { c.rounds = n } }
 
 // DeliveryTimeout bounds how long an append waits for its
 // acknowledgement before it fails (franz-go's RecordDeliveryTimeout).

@@ -50,6 +50,10 @@ type Store struct {
 	stampMu   sync.Mutex
 	lastStamp map[int32]time.Time
 	stampPart kgo.TopicPartitioner
+	// rounds are each partition's appends in flight and waiting
+	// (rounds.go), and closed is set by Close; both under stampMu.
+	rounds map[int32]*partRounds
+	closed bool
 }
 
 // Open connects to the brokers, creates the topics if missing and learns the
@@ -65,6 +69,12 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	}
 	if cfg.linger < 0 {
 		return nil, fmt.Errorf("%w: Linger %s is negative", ErrInvalidOption, cfg.linger)
+	}
+	if cfg.rounds < 0 {
+		return nil, fmt.Errorf("%w: AppendRounds %d is negative", ErrInvalidOption, cfg.rounds)
+	}
+	if cfg.linger > 0 {
+		cfg.rounds = 0
 	}
 	if cfg.deliveryTimeout < 0 {
 		return nil, fmt.Errorf("%w: DeliveryTimeout %s is negative", ErrInvalidOption, cfg.deliveryTimeout)
@@ -99,7 +109,7 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventstore: client: %w", err)
 	}
-	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec, lastStamp: map[int32]time.Time{}, pinned: pinned}
+	s := &Store{cfg: cfg, seeds: seeds, cl: cl, codec: codec, lastStamp: map[int32]time.Time{}, pinned: pinned, rounds: map[int32]*partRounds{}}
 	if err := s.ensureTopics(ctx); err != nil {
 		cl.Close()
 		return nil, err
@@ -214,8 +224,14 @@ func (s *Store) Codec() *Codec { return s.codec }
 // Client exposes the underlying client for admin use (tests, readiness).
 func (s *Store) Client() *kgo.Client { return s.cl }
 
-// Close flushes and closes the producer.
-func (s *Store) Close() { s.cl.Close() }
+// Close closes the producer. Appends not yet acknowledged fail
+// (ErrUnavailable): franz-go fails what it holds, and the store what it
+// still queues for a round (rounds.go). Whether the broker got them first
+// is unknown, as for any append that fails.
+func (s *Store) Close() {
+	s.failQueued()
+	s.cl.Close()
+}
 
 // Append writes events keyed by their org id and waits for acks=all. Events
 // of one call that share an org land in one partition in the given order.
@@ -251,20 +267,23 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 			Headers: []kgo.RecordHeader{{Key: TypeHeader, Value: []byte(e.Type())}},
 		}
 	}
-	s.stampMu.Lock()
-	defer s.stampMu.Unlock()
-	if err := s.keepStampsMonotonic(events, recs); err != nil {
-		return func() ([]Position, error) { return nil, err }
-	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(recs))
-	wg.Add(len(recs))
-	for i, r := range recs {
-		s.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+	promises := make([]func(*kgo.Record, error), len(recs))
+	for i := range recs {
+		promises[i] = func(_ *kgo.Record, err error) {
 			errs[i] = err
 			wg.Done()
-		})
+		}
 	}
+	parts := make([]int32, len(recs))
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
+	if err := s.keepStampsMonotonic(events, recs, parts); err != nil {
+		return func() ([]Position, error) { return nil, err }
+	}
+	wg.Add(len(recs))
+	s.produceLocked(ctx, parts, recs, promises)
 	return func() ([]Position, error) {
 		wg.Wait()
 		// Records carry their own partition and offset once acknowledged;
@@ -287,15 +306,17 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 
 // keepStampsMonotonic restamps (and re-encodes) the events that would
 // put occurred_at backwards in their partition, and records the latest
-// stamps. The caller holds stampMu. Encoding twice is the rare path: it
-// needs two appends to one partition racing within the clock's resolution.
-func (s *Store) keepStampsMonotonic(events []domain.Event, recs []*kgo.Record) error {
+// stamps, and sets each record's partition in parts. The caller holds
+// stampMu. Encoding twice is the rare path: it needs two appends to one
+// partition racing within the clock's resolution.
+func (s *Store) keepStampsMonotonic(events []domain.Event, recs []*kgo.Record, parts []int32) error {
 	for i, e := range events {
 		m := e.Header()
 		if s.stampPart == nil {
 			s.stampPart = kgo.StickyKeyPartitioner(nil).ForTopic(s.cfg.eventsTopic)
 		}
 		p := int32(s.stampPart.Partition(recs[i], int(s.partitions)))
+		parts[i] = p
 		if last := s.lastStamp[p]; m.OccurredAt.Before(last) {
 			m.OccurredAt = last
 			b, err := s.codec.Encode(e)

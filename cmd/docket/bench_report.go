@@ -8,14 +8,16 @@ import (
 
 // benchReport is what `docket bench` prints (as text, or JSON with --json).
 type benchReport struct {
-	Broker      string `json:"broker"`
-	GoMaxProcs  int    `json:"gomaxprocs"`
-	GCPercent   int    `json:"gc_percent"`     // the Go runtime's GOGC during the run
-	CGO         bool   `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
-	Linger      string `json:"produce_linger"` // the node's --produce-linger
-	WorkerSlots int    `json:"worker_concurrency"`
-	BatchSize   int    `json:"batch_size"`
-	Webhooks    bool   `json:"webhooks"`
+	Broker     string `json:"broker"`
+	GoMaxProcs int    `json:"gomaxprocs"`
+	GCPercent  int    `json:"gc_percent"`     // the Go runtime's GOGC during the run
+	CGO        bool   `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
+	Linger     string `json:"produce_linger"` // the node's --produce-linger
+	// AppendRounds is the node's --append-rounds (-1: off).
+	AppendRounds int  `json:"append_rounds"`
+	WorkerSlots  int  `json:"worker_concurrency"`
+	BatchSize    int  `json:"batch_size"`
+	Webhooks     bool `json:"webhooks"`
 	// FileCreate is what creating a file cost where the uploads go,
 	// before the runs (bench_create.go); absent where it is not measured.
 	FileCreate *fileCreate `json:"file_create,omitempty"`
@@ -234,7 +236,7 @@ func (r *benchReport) ratios() {
 }
 
 func (r *benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v produce_linger=%s worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.Linger, r.WorkerSlots, r.BatchSize, r.Webhooks)
+	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v produce_linger=%s append_rounds=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.Linger, r.AppendRounds, r.WorkerSlots, r.BatchSize, r.Webhooks)
 	if r.FileCreate != nil {
 		fmt.Fprintf(w, "creating a file where the uploads go: %s\n", r.FileCreate)
 	}

@@ -85,6 +85,12 @@ type Config struct {
 	// moderate load, for up to that much more latency per append
 	// (eventstore.Linger). Default 0.
 	ProduceLinger time.Duration
+	// AppendRounds is how many rounds of appends each partition may have
+	// unacknowledged at once; appends that arrive meanwhile go out together
+	// when one is acknowledged (eventstore.AppendRounds). 0 means the
+	// default, 1; -1 turns rounds off and leaves batching to franz-go, as
+	// does a ProduceLinger.
+	AppendRounds int
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
@@ -225,6 +231,12 @@ func (c *Config) Validate() error {
 	if c.ProduceLinger < 0 || c.ProduceLinger > time.Second {
 		errs = append(errs, errors.New("--produce-linger must be between 0 and 1s"))
 	}
+	if c.AppendRounds == 0 {
+		c.AppendRounds = 1 // the zero value means the documented default
+	}
+	if c.AppendRounds < -1 || c.AppendRounds > 5 {
+		errs = append(errs, errors.New("--append-rounds must be -1 (off) or 1 to 5"))
+	}
 	if c.WorkerConcurrency < 1 {
 		errs = append(errs, errors.New("--worker-concurrency must be at least 1"))
 	}
@@ -337,6 +349,17 @@ func (c *Config) blobDir() string {
 // copies of uploads that poppler and Tesseract read, and uploads spooled
 // for S3. Not "tmp", so that it never is a local blob store's own tmp
 // (<blob-dir>/tmp) when --blob-dir is the data dir.
+// appendRounds is AppendRounds as eventstore.AppendRounds takes it.
+func (c *Config) appendRounds() int {
+	switch {
+	case c.AppendRounds == 0:
+		return 1
+	case c.AppendRounds < 0:
+		return 0
+	}
+	return c.AppendRounds
+}
+
 func (c *Config) scratchDir() string { return filepath.Join(c.DataDir, "scratch") }
 
 // within reports whether path is dir or lies under it, as absolute paths.
@@ -386,6 +409,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	integer(&c.ReplicationFactor, "replication-factor", -1, "replication factor of newly created topics (-1: broker default)")
 	integer(&c.MinInsyncReplicas, "min-insync-replicas", 0, "min.insync.replicas of newly created topics (0: broker default)")
 	integer(&c.MaxRecordBytes, "max-record-bytes", eventstore.DefaultMaxRecordBytes, "largest record appended, and max.message.bytes of newly created topics")
+	integer(&c.AppendRounds, "append-rounds", 1, "rounds of appends a partition may have unacknowledged; later appends go out together (-1: off)")
 	integer(&c.WorkerConcurrency, "worker-concurrency", 4, "documents processed at once by this node")
 	integer(&c.GCPercent, "gc-percent", 0, "Go GC target, GOGC (-1 off, with --memory-limit; 0 the runtime's own)")
 	ml, _ := strconv.ParseInt(env("memory-limit", "0"), 10, 64)

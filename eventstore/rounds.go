@@ -8,7 +8,7 @@ import (
 )
 
 // An append round is the records of one partition handed to the producer
-// together. With MaxRounds set, a partition has at most that many rounds
+// together. With AppendRounds set, a partition has at most that many rounds
 // unacknowledged; appends that arrive meanwhile wait in the partition's
 // queue and all go out as the next round when one is acknowledged. An
 // idle partition's append goes out at once, as with no limit; a busy

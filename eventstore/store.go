@@ -225,8 +225,8 @@ func (s *Store) Codec() *Codec { return s.codec }
 func (s *Store) Client() *kgo.Client { return s.cl }
 
 // Close closes the producer. Appends not yet acknowledged fail
-// (ErrUnavailable): franz-go fails what it holds, and the store what it
-// still queues for a round (rounds.go). Whether the broker got them first
+// (ErrUnavailable): those still queued for a round (rounds.go) never
+// reached the broker; of those franz-go held, whether the broker got them
 // is unknown, as for any append that fails.
 func (s *Store) Close() {
 	s.failQueued()

@@ -119,9 +119,9 @@ func Linger(d time.Duration) Opt { return func(c *config) { c.linger = d } }
 // AppendRounds is how many rounds of appends each partition may have
 // unacknowledged at once (rounds.go). An append to a partition with fewer
 // in flight goes out at once. One that finds n in flight waits, and every
-// append that waited goes out together, in one request, when one of them is
-// acknowledged (group commit): a busy partition's requests carry many
-// records, and an idle one's append waits for nothing. 0 leaves it to
+// append that waited goes out together, usually in one request, when one
+// of them is acknowledged (group commit): a busy partition's requests carry
+// many records, and an idle one's append waits for nothing. 0 leaves it to
 // franz-go, which sends a record as soon as fewer than five requests are in
 // flight to its broker, so that at a moderate load most requests carry one
 // or two records. A Linger turns rounds off: it gathers records by waiting,

@@ -337,6 +337,17 @@ func (c *Config) schedule() ([]time.Duration, error) {
 	return out, nil
 }
 
+// appendRounds is AppendRounds as eventstore.AppendRounds takes it.
+func (c *Config) appendRounds() int {
+	switch {
+	case c.AppendRounds == 0:
+		return 1
+	case c.AppendRounds < 0:
+		return 0
+	}
+	return c.AppendRounds
+}
+
 // blobDir resolves BlobDir's default.
 func (c *Config) blobDir() string {
 	if c.BlobDir != "" {
@@ -349,17 +360,6 @@ func (c *Config) blobDir() string {
 // copies of uploads that poppler and Tesseract read, and uploads spooled
 // for S3. Not "tmp", so that it never is a local blob store's own tmp
 // (<blob-dir>/tmp) when --blob-dir is the data dir.
-// appendRounds is AppendRounds as eventstore.AppendRounds takes it.
-func (c *Config) appendRounds() int {
-	switch {
-	case c.AppendRounds == 0:
-		return 1
-	case c.AppendRounds < 0:
-		return 0
-	}
-	return c.AppendRounds
-}
-
 func (c *Config) scratchDir() string { return filepath.Join(c.DataDir, "scratch") }
 
 // within reports whether path is dir or lies under it, as absolute paths.

@@ -125,14 +125,15 @@ func Linger(d time.Duration) Opt { return func(c *config) { c.linger = d } }
 // franz-go, which sends a record as soon as fewer than five requests are in
 // flight to its broker, so that at a moderate load most requests carry one
 // or two records. A Linger turns rounds off: it gathers records by waiting,
-// and a round held back behind a lingering one would wait twice. Open
+// and a round held back behind a lingering one would wait twice. An
+// append's time in the queue counts towards its DeliveryTimeout. Open
 // refuses a negative value. Default 1.
 func AppendRounds(n int) Opt { return func(c *config) { c.rounds = n } }
 
 // DeliveryTimeout bounds how long an append waits for its
 // acknowledgement before it fails (franz-go's RecordDeliveryTimeout).
 // franz-go counts it from the record's timestamp, which the store sets to
-// the time of the append; records produced through Client with older
+// the time of the append, before any wait for a round; records produced through Client with older
 // timestamps of their own (docket copy-log keeps those of the log it
 // copies) would fail at once, and need 0: no bound but the context's.
 // Open refuses a negative value. Default 30 s.

@@ -3,7 +3,9 @@ package eventstore_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -116,6 +118,41 @@ func TestAppendsWaitForTheRoundAhead(t *testing.T) {
 	}
 	if got := s.QueuedAppends(s.PartitionFor(org)); got != 0 {
 		t.Fatalf("%d appends still queued after all were acknowledged", got)
+	}
+}
+
+// TestQueuedAppendKeepsItsAppendTime: an append that waits for the round
+// ahead reaches the log with the time it was appended, not the time its
+// round started. franz-go counts the delivery timeout from that timestamp,
+// so the wait in the queue is part of DeliveryTimeout, not added to it.
+func TestQueuedAppendKeepsItsAppendTime(t *testing.T) {
+	t.Parallel()
+	s, h := roundsSetup(t, eventstore.AppendRounds(1))
+	defer s.Close()
+	ctx := testCtx(t)
+	const org = "org-stamp"
+	first := s.AppendAsync(ctx, sampleEvent(org, 0))
+	waitHeld(t, h)
+	queued := s.AppendAsync(ctx, sampleEvent(org, 1))
+	appended := time.Now()
+	if got := s.QueuedAppends(s.PartitionFor(org)); got != 1 {
+		t.Fatalf("%d appends wait for the round ahead, want 1", got)
+	}
+	// Kafka keeps milliseconds: the round must start in a later one than
+	// the append for the two times to differ in the log.
+	for time.Now().UnixMilli() <= appended.UnixMilli() {
+		runtime.Gosched()
+	}
+	close(h.release)
+	for n, wait := range []func() ([]eventstore.Position, error){first, queued} {
+		if _, err := wait(); err != nil {
+			t.Fatalf("append %d: %v", n, err)
+		}
+	}
+	recs := readN(t, newReader(t, s, map[int32]int64{s.PartitionFor(org): 0}), 2)
+	if got := recs[1].Timestamp; got.UnixMilli() > appended.UnixMilli() {
+		t.Fatalf("the queued append reached the log stamped %s, after it was appended (%s): its round's start",
+			got.Format(time.StampMicro), appended.Format(time.StampMicro))
 	}
 }
 

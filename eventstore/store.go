@@ -279,6 +279,16 @@ func (s *Store) AppendAsync(ctx context.Context, events ...domain.Event) func() 
 	parts := make([]int32, len(recs))
 	s.stampMu.Lock()
 	defer s.stampMu.Unlock()
+	// franz-go counts a record's delivery timeout from its timestamp, and
+	// gives a record without one the time of Produce. An append queued for
+	// a round (rounds.go) would then get a whole DeliveryTimeout again when
+	// its round starts, up to twice it in all, and readers would see the
+	// round's start as the time it was appended. Taken under stampMu, the
+	// timestamps follow the partition's order, as occurred_at does.
+	now := time.Now()
+	for _, r := range recs {
+		r.Timestamp = now
+	}
 	if err := s.keepStampsMonotonic(events, recs, parts); err != nil {
 		return func() ([]Position, error) { return nil, err }
 	}

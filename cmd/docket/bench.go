@@ -33,6 +33,7 @@ type benchFlags struct {
 	pids                                    []int
 	asJSON, webhooks, ceilings              bool
 	ceilingRecords, ceilingRounds           int
+	applyRecords                            int
 	warmRounds, warmDocs, peakRounds        int
 	gcPercent                               int
 	memoryLimit                             int64
@@ -65,6 +66,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.gcPercent, "gc-percent", 0, "Go GC target of the process, as serve's --gc-percent")
 	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the process in bytes, as serve's --memory-limit")
 	fs.IntVar(&f.ceilingRecords, "ceiling-records", 50000, "records (at most) the raw produce and append-path ceilings write")
+	fs.IntVar(&f.applyRecords, "apply-records", 1000000, "records (at most) the apply path folds, from the start of the log that raw consume reads whole; the default covers the whole log of the make bench-kafka set")
 	fs.IntVar(&f.warmRounds, "warm-up-rounds", 100, "most closed-loop warm-up rounds; the warm-up ends once two rounds in a row are within 10 % of each other and, with --broker-pids, the brokers' JIT compilers took at most 10 % of their CPU in both")
 	fs.IntVar(&f.warmDocs, "warm-up-documents", 400, "documents of one warm-up round (about a second at the peak of a 2-core machine)")
 	fs.IntVar(&f.peakRounds, "peak-rounds", 3, "closed loops of --documents for the peak; the peak is the best of them")
@@ -88,6 +90,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if f.batchSize < 1 || f.docs%f.batchSize != 0 || f.conc < 1 {
 		return usageError("--documents must be a multiple of --batch-size; --concurrency at least 1")
+	}
+	if f.ceilingRecords < 1 || f.applyRecords < 1 {
+		return usageError("--ceiling-records and --apply-records must be at least 1")
 	}
 	if err := validateGC(f.gcPercent, f.memoryLimit); err != nil {
 		return usageError(err.Error())

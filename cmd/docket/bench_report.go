@@ -210,10 +210,10 @@ func (r *benchReport) ratios() {
 		bound := c.RawPebble.PerSec * float64(c.Replay.Records) / float64(c.ViewKeys) // events/s
 		add("bound: raw Pebble writes of the final views, events/s / raw consume", div(bound, c.RawConsume.PerSec), noTarget, true)
 		// How close the apply path comes to that bound. Both in events/s:
-		// the apply path folds only the first --ceiling-records of the
+		// the apply path may fold only the first --apply-records of the
 		// log, so its seconds cannot be set against the whole replay's
-		// view keys (until 2026-12-05 this row did, and read 3.6 times
-		// too high).
+		// view keys (until 2026-12-05 this row did, when it folded the
+		// first 50,000, and read 3.6 times too high).
 		add("projection apply / that raw Pebble bound (events/s)", div(c.ApplyPath.PerSec, bound), noTarget, true)
 	}
 	// Above 1: reading, decoding and writing these views, with only the

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -13,7 +14,10 @@ import (
 // fetch's commit runs beside the next fetch's fold). Whatever a crash
 // keeps of what was not yet synced, no index entry names an event that is
 // missing, no window holds a copy twice, the offsets agree with the
-// history, and applying the rest of the log completes it.
+// history, and applying the rest of the log completes it. Twelve crashes
+// without a WAL (the default: a crash keeps the memtables flushed before
+// it, small here so that some are) and twelve with one (WithWAL: it keeps
+// what of the WAL's unsynced tail reached the disk).
 func TestCrashKeepsHistoryWhole(t *testing.T) {
 	t.Parallel()
 	recs := batchLog(600) // one batch: every event is in its history
@@ -35,10 +39,15 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer refSnap.Close()
-	midway := 0
-	for seed := range 12 {
+	midway := map[bool]int{}
+	for seed := range 24 {
+		wal := seed >= 12
+		opts := []Option{WithWAL(wal)}
+		if !wal {
+			opts = append(opts, func(v *Views) { v.memTable = 64 << 10 })
+		}
 		fs := vfs.NewCrashableMem()
-		v, err := open("/", fs, nil)
+		v, err := open("/", fs, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +72,7 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 		if err := v.Close(); err != nil {
 			t.Fatal(err)
 		}
-		w, err := open("/", crashed, nil)
+		w, err := open("/", crashed, opts)
 		if err != nil {
 			t.Fatalf("seed %d: reopen after the crash: %v", seed, err)
 		}
@@ -75,9 +84,9 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 		if len(h) != kept {
 			t.Fatalf("seed %d: the offsets say %d records applied, the history holds %d", seed, kept, len(h))
 		}
-		t.Logf("seed %d: %d of %d records kept", seed, kept, len(recs))
+		t.Logf("seed %d, WAL %v: %d of %d records kept", seed, wal, kept, len(recs))
 		if kept > 0 && kept < len(recs) {
-			midway++
+			midway[wal]++
 		}
 		for i := kept; i < len(recs); i += fetch {
 			if err := w.ApplyRecords(recs[i:min(i+fetch, len(recs))]); err != nil {
@@ -94,8 +103,41 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if midway == 0 {
-		t.Fatal("no crash fell within the log: the test checked nothing")
+	for _, wal := range []bool{false, true} {
+		if midway[wal] == 0 {
+			t.Fatalf("WAL %v: no crash fell within the log: the test checked nothing", wal)
+		}
+		t.Logf("WAL %v: %d of 12 crashes kept part of the log", wal, midway[wal])
 	}
-	t.Logf("%d of 12 crashes kept part of the log", midway)
+}
+
+// TestCrashKeepsTheRecordOfTheLog: the record of which log the views were
+// built from is made durable before Run applies anything, with a WAL or
+// without one, so views that lose every unsynced write to a crash still
+// refuse another log.
+func TestCrashKeepsTheRecordOfTheLog(t *testing.T) {
+	t.Parallel()
+	for _, wal := range []bool{false, true} {
+		fs := vfs.NewCrashableMem()
+		v, err := open("/", fs, []Option{WithWAL(wal)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.bindLog("events", "id-1"); err != nil {
+			t.Fatal(err)
+		}
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w, err := open("/", crashed, []Option{WithWAL(wal)})
+		if err != nil {
+			t.Fatalf("WAL %v: reopen after the crash: %v", wal, err)
+		}
+		err = w.CheckLog("events", "id-2")
+		w.Close()
+		if !errors.Is(err, ErrForeignLog) {
+			t.Fatalf("WAL %v: after a crash, views bound to log id-1 met id-2 with %v, want ErrForeignLog", wal, err)
+		}
+	}
 }

@@ -341,7 +341,7 @@ func (v *Views) ensureHistory(applied map[int32]int64) (map[int32]int64, error) 
 	if err := b.Set(historyMarker, []byte(historyFormat), nil); err != nil {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := v.commitDurable(b); err != nil {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
 	return map[int32]int64{}, nil

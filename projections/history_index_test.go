@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
 	"github.com/docket/docket/projections"
@@ -129,7 +131,7 @@ func TestViewsWithAnOlderHistoryLayoutStartAgain(t *testing.T) {
 	t.Parallel()
 	f, l := setup(t), newLog()
 	f.apply(l.record(0, &domain.DocumentUploaded{Meta: meta("o1", 1), DocumentID: "d1", FileName: "a.txt"}))
-	if err := f.v.DB().Set([]byte("meta/history"), []byte("1"), nil); err != nil {
+	if err := f.v.DB().Set([]byte("meta/history"), []byte("1"), pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
 	f.restart()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/projections"
 )
@@ -27,7 +29,7 @@ func TestViewsWithoutHistoryStartAgain(t *testing.T) {
 	if got := f.v.Offsets()[0]; got != 2 {
 		t.Fatalf("offset after restart %d, want 2", got)
 	}
-	if err := f.v.DB().Delete([]byte("meta/history"), nil); err != nil {
+	if err := f.v.DB().Delete([]byte("meta/history"), pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
 	f.restart()

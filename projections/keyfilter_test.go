@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // TestKeyFilterNeverLosesAKey: every key added is reported as maybe
@@ -99,7 +101,7 @@ func TestKeyFilterLoadsStoredKeys(t *testing.T) {
 	// Keys of every tracked family around the untracked ones.
 	keys := []string{"b/o1/b1", "bw/o1/b1", "d/o1/doc_1", "dj/o1/doc_1/job_1", "h0", "i/o1/k", "j/o1/job_1", "org/o1", "we/o1/ep_1", "wn/o1/msg_1", "z/last"}
 	for _, k := range append(keys, "h/d/o1/doc_1/w", "he/p", "bd/o1/b1/0000000000000001/doc_1", "wq/p") {
-		if err := v.db.Set([]byte(k), []byte("v"), nil); err != nil {
+		if err := v.db.Set([]byte(k), []byte("v"), pebble.NoSync); err != nil {
 			t.Fatal(err)
 		}
 	}

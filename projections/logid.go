@@ -79,7 +79,12 @@ func (v *Views) bindLog(topic, id string) error {
 	}
 	// Synced: a record lost in a crash would let the views meet another
 	// log unchecked once.
-	if err := v.db.Set(logKey, val, pebble.Sync); err != nil {
+	b := v.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(logKey, val, nil); err != nil {
+		return fmt.Errorf("projections: record the log: %w", err)
+	}
+	if err := v.commitDurable(b); err != nil {
 		return fmt.Errorf("projections: record the log: %w", err)
 	}
 	return nil

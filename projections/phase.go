@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/docket/docket/domain"
 )
 
@@ -111,7 +109,8 @@ func writeCount(tx *Tx, key []byte, n int64) error {
 // (documents but no counts), from the documents themselves, so an upgraded
 // node reports what a rebuild from the log would. It runs in Open, before
 // anything is applied.
-func backfillPhases(db *pebble.DB) error {
+func (v *Views) backfillPhases() error {
+	db := v.db
 	found := false
 	if err := scan(db, []byte("ph/"), nil, func(_, _ []byte) (bool, error) { found = true; return false, nil }); err != nil || found {
 		return err
@@ -137,7 +136,7 @@ func backfillPhases(db *pebble.DB) error {
 			return fmt.Errorf("projections: backfill: %w", err)
 		}
 	}
-	return b.Commit(pebble.Sync)
+	return v.commitDurable(b)
 }
 
 // DocumentsByStatus counts documents per internal status, over every org;

@@ -57,7 +57,7 @@ func TestDocumentsByStatus(t *testing.T) {
 	if err := b.DeleteRange([]byte("ph/"), []byte("ph0"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(pebble.NoSync); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := f.v.DocumentsByStatus(); len(c) != 0 {

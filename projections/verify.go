@@ -13,13 +13,14 @@ import (
 
 // Rebuild folds the log from offset 0 up to until (the end offsets to reach)
 // into fresh views in dir. Invariant 4 says the result equals the live views
-// that reached the same offsets, byte for byte.
-func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map[int32]int64) (*Views, error) {
+// that reached the same offsets, byte for byte. opts come after the
+// rebuild's own (a larger memtable).
+func Rebuild(ctx context.Context, store *eventstore.Store, dir string, until map[int32]int64, opts ...Option) (*Views, error) {
 	// A rebuild writes the whole log in full fetches: a 64 MiB memtable
 	// flushes and compacts far less than the default 4 MiB (replay of 200k
 	// events: 16-17k -> 24-26k events/s), and the memory is the rebuild's
 	// alone, given back when it closes.
-	v, err := open(dir, nil, []Option{func(v *Views) { v.memTable, v.rebuild = 64<<20, true }})
+	v, err := open(dir, nil, append([]Option{func(v *Views) { v.memTable, v.rebuild = 64<<20, true }}, opts...))
 	if err != nil {
 		return nil, err
 	}

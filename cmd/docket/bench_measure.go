@@ -12,6 +12,7 @@ import (
 
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
+	"github.com/docket/docket/projections"
 )
 
 // measureCeilings runs the raw and replay measurements on the same broker
@@ -53,11 +54,11 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		// until 2026-12-07 every apply ran with them live, and the
 		// collector scanned them on the apply path's CPU, which no node
 		// does.
-		apply, err := applyPath(clock, st.Codec(), applied, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)))
+		apply, err := applyPath(clock, st.Codec(), applied, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)), projections.WithWAL(f.viewsWAL))
 		if err != nil {
 			return err
 		}
-		replay, kvs, err := coldReplay(ctx, clock, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end, round == rounds-1)
+		replay, kvs, err := coldReplay(ctx, clock, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end, round == rounds-1, projections.WithWAL(f.viewsWAL))
 		if err != nil {
 			return err
 		}

@@ -106,8 +106,8 @@ func foldPath(clock cpuClock, events []domain.Event) (r rate, folded int) {
 // decodes one chunk ahead of the fold (until 2026-12-05 the bench decoded
 // each chunk before folding it, in one goroutine, which a live node does
 // not do).
-func applyPath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record, dir string) (rate, error) {
-	v, err := projections.Open(dir)
+func applyPath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record, dir string, opts ...projections.Option) (rate, error) {
+	v, err := projections.Open(dir, opts...)
 	if err != nil {
 		return rate{}, err
 	}
@@ -145,9 +145,9 @@ func applyPath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record, dir 
 // Pebble directory, up to end (projections.Rebuild, as a node with an empty
 // data dir does). With keep, it returns the rebuilt views' keys and values
 // too, for the Pebble ceiling.
-func coldReplay(ctx context.Context, clock cpuClock, store *eventstore.Store, dir string, end map[int32]int64, keep bool) (rate, [][2][]byte, error) {
+func coldReplay(ctx context.Context, clock cpuClock, store *eventstore.Store, dir string, end map[int32]int64, keep bool, opts ...projections.Option) (rate, [][2][]byte, error) {
 	sw := clock.start()
-	v, err := projections.Rebuild(ctx, store, dir, end)
+	v, err := projections.Rebuild(ctx, store, dir, end, opts...)
 	if err != nil {
 		return rate{}, nil, err
 	}

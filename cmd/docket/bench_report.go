@@ -15,6 +15,7 @@ type benchReport struct {
 	Linger     string `json:"produce_linger"` // the node's --produce-linger
 	// AppendRounds is the node's --append-rounds (-1: off).
 	AppendRounds int  `json:"append_rounds"`
+	ViewsWAL     bool `json:"views_wal"` // the node's --views-wal, also the apply path's and the replay's
 	WorkerSlots  int  `json:"worker_concurrency"`
 	BatchSize    int  `json:"batch_size"`
 	Webhooks     bool `json:"webhooks"`

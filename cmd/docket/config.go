@@ -91,6 +91,11 @@ type Config struct {
 	// default, 1; -1 turns rounds off and leaves batching to franz-go, as
 	// does a ProduceLinger.
 	AppendRounds int
+	// ViewsWAL keeps Pebble's write-ahead log for the views
+	// (projections.WithWAL). Default false: the views commit with the
+	// offsets they reach, and what a crash loses of them the node applies
+	// again from the log before it serves.
+	ViewsWAL bool
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
@@ -443,6 +448,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 		}
 		fs.BoolVar(p, name, v, usage)
 	}
+	boolean(&c.ViewsWAL, "views-wal", false, "keep Pebble's write-ahead log for the views (default: none; what a crash loses of them is applied again from the log before the node serves)")
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhooks to private, link-local and metadata addresses")
 	boolean(&c.WebhookAllowLoopback, "webhook-allow-loopback", false, "allow webhooks to loopback addresses (local trials)")
 	str(&c.WebhookSchedule, "webhook-schedule", "0s,5s,5m,30m,2h,5h,10h,10h", "webhook attempt delays, comma-separated")

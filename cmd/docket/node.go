@@ -121,7 +121,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	runCtx, stop := context.WithCancel(context.Background())
 	n.cancel = stop
 	if roles[roleProjections] {
-		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log), projections.OnApplied(n.metrics.Applied)}, viewOpts...)...)
+		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log), projections.OnApplied(n.metrics.Applied), projections.WithWAL(cfg.ViewsWAL)}, viewOpts...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +339,9 @@ func (n *node) close() {
 		}
 	}
 	if n.views != nil {
-		_ = n.views.Close()
+		if err := n.views.Close(); err != nil {
+			n.log.Error().Err(err).Msg("closing the views; the next start applies again what they did not keep")
+		}
 	}
 	if n.store != nil {
 		n.store.Close()

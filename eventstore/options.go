@@ -133,9 +133,10 @@ func AppendRounds(n int) Opt { return func(c *config) { c.rounds = n } }
 // DeliveryTimeout bounds how long an append waits for its
 // acknowledgement before it fails (franz-go's RecordDeliveryTimeout).
 // franz-go counts it from the record's timestamp, which the store sets to
-// the time of the append, before any wait for a round; records produced through Client with older
-// timestamps of their own (docket copy-log keeps those of the log it
-// copies) would fail at once, and need 0: no bound but the context's.
+// the time of the append, before any wait for a round; records produced
+// through Client with older timestamps of their own (docket copy-log keeps
+// those of the log it copies) would fail at once, and need 0: no bound but
+// the context's.
 // Open refuses a negative value. Default 30 s.
 func DeliveryTimeout(d time.Duration) Opt { return func(c *config) { c.deliveryTimeout = d } }
 

@@ -77,8 +77,8 @@ func (v *Views) bindLog(topic, id string) error {
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
 	}
-	// Synced: a record lost in a crash would let the views meet another
-	// log unchecked once.
+	// Durable at once (commitDurable): a record lost in a crash would let
+	// the views meet another log unchecked once.
 	b := v.db.NewBatch()
 	defer b.Close()
 	if err := b.Set(logKey, val, nil); err != nil {

@@ -45,8 +45,9 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		recs = got
 		// The apply path folds what raw consume read, up to
 		// --apply-records: until 2026-12-07 it folded only the first
-		// --ceiling-records (50,000), into views a quarter the size, and
-		// so ran 12-15 % faster per record than over the whole log.
+		// --ceiling-records (50,000), into views a fraction of the size,
+		// which cost less CPU a record than the whole log (BENCHMARKS.md,
+		// "The apply path over the whole log").
 		applied := recs[:min(len(recs), f.applyRecords)]
 		// The apply path before the replay, and the replay's keys and
 		// values (a copy of the rebuilt views, hundreds of thousands of

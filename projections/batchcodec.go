@@ -28,8 +28,10 @@ import (
 // fails when a field is added to domain.Batch without it.
 const batchCodecVersion = 1
 
-func encodeBatch(bt *domain.Batch) []byte {
-	b := make([]byte, 0, 96)
+func encodeBatch(bt *domain.Batch) []byte { return appendBatch(make([]byte, 0, 96), bt) }
+
+// appendBatch appends bt's encoding to b.
+func appendBatch(b []byte, bt *domain.Batch) []byte {
 	b = append(b, batchCodecVersion)
 	b = appendStrings(b, bt.OrgID, bt.Name)
 	b = binary.AppendVarint(b, int64(bt.Documents))

@@ -77,18 +77,36 @@ type dirtyView struct {
 	val any
 }
 
-// writeViews encodes views into b.
+// writeViews encodes views into b. Each is encoded into one buffer that
+// the batch copies, key and value, into its own (Batch.SetDeferred): a
+// fetch's views cost a buffer, not a value and a key each.
 func writeViews(b *pebble.Batch, views []dirtyView) error {
+	var buf []byte
 	for _, d := range views {
-		val, err := encodeView(d.val)
-		if err != nil {
+		var err error
+		if buf, err = appendView(buf[:0], d.val); err != nil {
 			return fmt.Errorf("projections: encode %q: %w", d.key, err)
 		}
-		if err := b.Set([]byte(d.key), val, nil); err != nil {
+		op := b.SetDeferred(len(d.key), len(buf))
+		copy(op.Key, d.key)
+		copy(op.Value, buf)
+		if err := op.Finish(); err != nil {
 			return fmt.Errorf("projections: set %q: %w", d.key, err)
 		}
 	}
 	return nil
+}
+
+// appendView appends v's encoding (encodeView's) to b.
+func appendView(b []byte, v any) ([]byte, error) {
+	switch d := v.(type) {
+	case *domain.Document:
+		return appendDocument(b, d), nil
+	case *domain.Batch:
+		return appendBatch(b, d), nil
+	}
+	val, err := encodeView(v)
+	return append(b, val...), err
 }
 
 // objectCache keeps committed views decoded across fetches, in two

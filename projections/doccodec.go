@@ -33,8 +33,10 @@ const docCodecVersion = 1
 // errViewCodec is a document or batch view this build cannot read.
 var errViewCodec = errors.New("projections: malformed view")
 
-func encodeDocument(d *domain.Document) []byte {
-	b := make([]byte, 0, 256)
+func encodeDocument(d *domain.Document) []byte { return appendDocument(make([]byte, 0, 256), d) }
+
+// appendDocument appends d's encoding to b.
+func appendDocument(b []byte, d *domain.Document) []byte {
 	b = append(b, docCodecVersion)
 	b = appendStrings(b, d.ID, d.OrgID, d.BatchName, d.FileName, d.ContentType)
 	b = binary.AppendVarint(b, d.Size)

@@ -36,7 +36,12 @@ import (
 const notifCodecVersion = 1
 
 func encodeNotification(n *domain.Notification) []byte {
-	b := make([]byte, 0, 128+len(n.Payload)+len(n.URL)+len(n.LastError))
+	// Room for every string, and 96 bytes for the rest (their lengths, the
+	// numbers, three times): the encoding is kept (Tx.written), and one
+	// that outgrew its buffer left a copy behind and kept twice the room
+	// (128 bytes and three strings was short of the bench's notifications).
+	b := make([]byte, 0, 96+len(n.ID)+len(n.OrgID)+len(n.Target)+len(n.DocumentID)+len(n.JobID)+len(n.SessionID)+
+		len(n.URL)+len(n.Secret)+len(n.EventType)+len(n.Payload)+len(n.State)+len(n.LastOutcome)+len(n.LastError))
 	b = append(b, notifCodecVersion)
 	b = appendStrings(b, n.ID, n.OrgID)
 	b = binary.AppendVarint(b, int64(n.Partition))

@@ -49,7 +49,7 @@ func (v *Views) At(kind HistoryKind, org, id string, asOf time.Time) (*Views, er
 		}
 		recs = append(recs, eventstore.Record{Position: e.Position, Timestamp: e.Event.Header().OccurredAt, Event: e.Event})
 	}
-	past, err := open("/", vfs.NewMem(), []Option{func(v *Views) { v.ephemeral = true }})
+	past, err := open("/", vfs.NewMem(), []Option{WithoutWAL(), func(v *Views) { v.ephemeral = true }})
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,9 @@ import (
 // keeps of what was not yet synced, no index entry names an event that is
 // missing, no window holds a copy twice, the offsets agree with the
 // history, and applying the rest of the log completes it. Twelve crashes
-// without a WAL (the default: a crash keeps the memtables flushed before
-// it, small here so that some are) and twelve with one (WithWAL: it keeps
-// what of the WAL's unsynced tail reached the disk).
+// without a WAL (WithoutWAL: a crash keeps the memtables flushed before
+// it, small here so that some are) and twelve with one (the default: it
+// keeps what of the WAL's unsynced tail reached the disk).
 func TestCrashKeepsHistoryWhole(t *testing.T) {
 	t.Parallel()
 	recs := batchLog(600) // one batch: every event is in its history
@@ -42,9 +42,9 @@ func TestCrashKeepsHistoryWhole(t *testing.T) {
 	midway := map[bool]int{}
 	for seed := range 24 {
 		wal := seed >= 12
-		opts := []Option{WithWAL(wal)}
+		var opts []Option
 		if !wal {
-			opts = append(opts, func(v *Views) { v.memTable = 64 << 10 })
+			opts = []Option{WithoutWAL(), func(v *Views) { v.memTable = 64 << 10 }}
 		}
 		fs := vfs.NewCrashableMem()
 		v, err := open("/", fs, opts)
@@ -119,7 +119,11 @@ func TestCrashKeepsTheRecordOfTheLog(t *testing.T) {
 	t.Parallel()
 	for _, wal := range []bool{false, true} {
 		fs := vfs.NewCrashableMem()
-		v, err := open("/", fs, []Option{WithWAL(wal)})
+		var opts []Option
+		if !wal {
+			opts = []Option{WithoutWAL()}
+		}
+		v, err := open("/", fs, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +134,7 @@ func TestCrashKeepsTheRecordOfTheLog(t *testing.T) {
 		if err := v.Close(); err != nil {
 			t.Fatal(err)
 		}
-		w, err := open("/", crashed, []Option{WithWAL(wal)})
+		w, err := open("/", crashed, opts)
 		if err != nil {
 			t.Fatalf("WAL %v: reopen after the crash: %v", wal, err)
 		}

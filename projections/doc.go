@@ -6,9 +6,9 @@
 // crash between the two cannot happen and views are applied exactly once;
 // consumer-group commits play no part. Because the fold is deterministic,
 // rebuilding from offset 0 gives byte-identical views. For the same reason
-// the views keep no write-ahead log unless WithWAL asks for one: what a
-// crash loses of them is a tail of whole fetches, with its offsets, which
-// is applied again from the log.
+// the views may do without a write-ahead log (WithoutWAL): what a crash
+// loses of them is then a tail of whole fetches, with its offsets, which is
+// applied again from the log.
 //
 // When the next fetch is already waiting, it folds while the one before it
 // commits (Pipeline), reading that fetch's writes from its maps until

@@ -43,7 +43,7 @@ type Views struct {
 	memTable uint64
 	// blockCache is Pebble's block cache in bytes.
 	blockCache int64
-	// wal keeps Pebble's write-ahead log (WithWAL).
+	// wal keeps Pebble's write-ahead log; WithoutWAL drops it.
 	wal bool
 	// ephemeral views (time travel's, in memory) need nothing to survive
 	// them: no flushes for durability, at Close or after a durable write.
@@ -118,19 +118,19 @@ const DefaultBlockCache = 32 << 20
 // DefaultBlockCache.
 func WithBlockCache(bytes int64) Option { return func(v *Views) { v.blockCache = bytes } }
 
-// WithWAL keeps Pebble's write-ahead log for the views. Default: none.
+// WithoutWAL drops Pebble's write-ahead log for the views. Default: kept.
 // The views are derived from the event log and commit with the offsets
-// they reach, so what a crash loses is applied again from the log: with
-// no WAL, a crash of the process loses what the memtables held (at most
-// two, 16 MiB, about 50,000 events of the bench's log), not only of the
-// machine; a node applies it again before it serves, since it waits at
-// start for its views to reach the log's end. Kafka Streams keeps its
-// RocksDB stores the same way, its changelog the source of truth. The WAL
-// was 93 of the 206 MB the views wrote to disk over a bench's 303,634
-// events; its CPU was within the noise (BENCHMARKS.md, "The views without
-// a WAL").
-// Close flushes the memtables, so a clean restart applies nothing again.
-func WithWAL(on bool) Option { return func(v *Views) { v.wal = on } }
+// they reach, so what a crash loses is applied again from the log; without
+// a WAL, a crash of the process, not only of the machine, loses what the
+// memtables held (at most two, 16 MiB, about 50,000 events of the bench's
+// log), and a node killed before its first flush keeps no views at all.
+// A node applies that again before it serves, since it waits at start for
+// its views to reach the log's end. The WAL was 93 of the 206 MB the views
+// wrote to disk over a bench's 303,634 events, but dropping it moved
+// neither their CPU nor the tails beyond this machine's noise
+// (BENCHMARKS.md, "The views without a WAL"). Close flushes the
+// memtables, so a clean restart applies nothing again.
+func WithoutWAL() Option { return func(v *Views) { v.wal = false } }
 
 // Open opens (or creates) the views in dir and loads the stored offsets.
 func Open(dir string, opts ...Option) (*Views, error) { return open(dir, nil, opts) }
@@ -143,6 +143,7 @@ func open(dir string, fs vfs.FS, opts []Option) (*Views, error) {
 	v.blockCache = DefaultBlockCache
 	v.filterLimit = keyFilterLimit
 	v.memTable = liveMemTable
+	v.wal = true
 	v.documents.batches = &v.batches
 	v.documents.jobs = &v.jobs
 	for _, o := range opts {

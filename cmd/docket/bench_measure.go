@@ -12,7 +12,6 @@ import (
 
 	"github.com/docket/docket/domain"
 	"github.com/docket/docket/eventstore"
-	"github.com/docket/docket/projections"
 )
 
 // measureCeilings runs the raw and replay measurements on the same broker
@@ -55,11 +54,11 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		// until 2026-12-07 every apply ran with them live, and the
 		// collector scanned them on the apply path's CPU, which no node
 		// does.
-		apply, err := applyPath(clock, st.Codec(), applied, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)), projections.WithWAL(f.viewsWAL))
+		apply, err := applyPath(clock, st.Codec(), applied, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)), (&Config{ViewsWithoutWAL: f.viewsWithoutWAL}).viewsWAL()...)
 		if err != nil {
 			return err
 		}
-		replay, kvs, err := coldReplay(ctx, clock, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end, round == rounds-1, projections.WithWAL(f.viewsWAL))
+		replay, kvs, err := coldReplay(ctx, clock, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end, round == rounds-1, (&Config{ViewsWithoutWAL: f.viewsWithoutWAL}).viewsWAL()...)
 		if err != nil {
 			return err
 		}

@@ -14,11 +14,11 @@ type benchReport struct {
 	CGO        bool   `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
 	Linger     string `json:"produce_linger"` // the node's --produce-linger
 	// AppendRounds is the node's --append-rounds (-1: off).
-	AppendRounds int  `json:"append_rounds"`
-	ViewsWAL     bool `json:"views_wal"` // the node's --views-wal, also the apply path's and the replay's
-	WorkerSlots  int  `json:"worker_concurrency"`
-	BatchSize    int  `json:"batch_size"`
-	Webhooks     bool `json:"webhooks"`
+	AppendRounds    int  `json:"append_rounds"`
+	ViewsWithoutWAL bool `json:"views_without_wal"` // the node's --views-without-wal, also the apply path's and the replay's
+	WorkerSlots     int  `json:"worker_concurrency"`
+	BatchSize       int  `json:"batch_size"`
+	Webhooks        bool `json:"webhooks"`
 	// FileCreate is what creating a file cost where the uploads go,
 	// before the runs (bench_create.go); absent where it is not measured.
 	FileCreate *fileCreate `json:"file_create,omitempty"`

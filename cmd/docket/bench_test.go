@@ -50,8 +50,8 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	if rep.AppendRounds != 1 || rep.Linger != "0s" || rep.ViewsWAL {
-		t.Fatalf("the node's settings: %d append rounds, %s linger, views WAL %v; want the defaults, 1, 0s and none", rep.AppendRounds, rep.Linger, rep.ViewsWAL)
+	if rep.AppendRounds != 1 || rep.Linger != "0s" || rep.ViewsWithoutWAL {
+		t.Fatalf("the node's settings: %d append rounds, %s linger, views without a WAL %v; want the defaults, 1, 0s and false", rep.AppendRounds, rep.Linger, rep.ViewsWithoutWAL)
 	}
 	if rep.Peak == nil || rep.Peak.Documents != 12 || rep.Peak.Failed != 0 || rep.Peak.ToNotified == nil || rep.Peak.ToNotified.Count != 12 {
 		t.Fatalf("closed loop: %+v", rep.Peak)

@@ -91,11 +91,10 @@ type Config struct {
 	// default, 1; -1 turns rounds off and leaves batching to franz-go, as
 	// does a ProduceLinger.
 	AppendRounds int
-	// ViewsWAL keeps Pebble's write-ahead log for the views
-	// (projections.WithWAL). Default false: the views commit with the
-	// offsets they reach, and what a crash loses of them the node applies
-	// again from the log before it serves.
-	ViewsWAL bool
+	// ViewsWithoutWAL drops Pebble's write-ahead log for the views
+	// (projections.WithoutWAL): what a crash of the process loses of them
+	// the node applies again from the log before it serves. Default false.
+	ViewsWithoutWAL bool
 	// WorkerConcurrency is how many documents this node processes at once.
 	// Default 4.
 	WorkerConcurrency int
@@ -342,6 +341,14 @@ func (c *Config) schedule() ([]time.Duration, error) {
 	return out, nil
 }
 
+// viewsWAL is ViewsWithoutWAL as projections.Open takes it.
+func (c *Config) viewsWAL() []projections.Option {
+	if c.ViewsWithoutWAL {
+		return []projections.Option{projections.WithoutWAL()}
+	}
+	return nil
+}
+
 // appendRounds is AppendRounds as eventstore.AppendRounds takes it.
 func (c *Config) appendRounds() int {
 	switch {
@@ -448,7 +455,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 		}
 		fs.BoolVar(p, name, v, usage)
 	}
-	boolean(&c.ViewsWAL, "views-wal", false, "keep Pebble's write-ahead log for the views (default: none; what a crash loses of them is applied again from the log before the node serves)")
+	boolean(&c.ViewsWithoutWAL, "views-without-wal", false, "drop Pebble's write-ahead log for the views: what a crash loses of them is applied again from the log before the node serves")
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhooks to private, link-local and metadata addresses")
 	boolean(&c.WebhookAllowLoopback, "webhook-allow-loopback", false, "allow webhooks to loopback addresses (local trials)")
 	str(&c.WebhookSchedule, "webhook-schedule", "0s,5s,5m,30m,2h,5h,10h,10h", "webhook attempt delays, comma-separated")

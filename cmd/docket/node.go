@@ -121,7 +121,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	runCtx, stop := context.WithCancel(context.Background())
 	n.cancel = stop
 	if roles[roleProjections] {
-		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log), projections.OnApplied(n.metrics.Applied), projections.WithWAL(cfg.ViewsWAL)}, viewOpts...)...)
+		n.views, err = projections.Open(filepath.Join(cfg.DataDir, "views"), append([]projections.Option{projections.WithLogger(log), projections.OnApplied(n.metrics.Applied)}, append(cfg.viewsWAL(), viewOpts...)...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -80,6 +80,18 @@ func waitBounded(t *testing.T, wait func() ([]eventstore.Position, error)) error
 	}
 }
 
+// heldRound opens a store with one round per partition (roundsSetup) and
+// starts org's first append, whose round the broker holds: org's appends
+// after it wait in their partition's queue. The store closes with the test.
+func heldRound(t *testing.T, org string) (*eventstore.Store, *heldProduce, func() ([]eventstore.Position, error)) {
+	t.Helper()
+	s, h := roundsSetup(t, eventstore.AppendRounds(1))
+	t.Cleanup(s.Close)
+	first := s.AppendAsync(testCtx(t), sampleEvent(org, 0))
+	waitHeld(t, h)
+	return s, h, first
+}
+
 func waitHeld(t *testing.T, h *heldProduce) {
 	t.Helper()
 	select {
@@ -94,12 +106,10 @@ func waitHeld(t *testing.T, h *heldProduce) {
 // queue, and go out, in order, once it is acknowledged.
 func TestAppendsWaitForTheRoundAhead(t *testing.T) {
 	t.Parallel()
-	s, h := roundsSetup(t, eventstore.AppendRounds(1))
-	defer s.Close()
-	ctx := testCtx(t)
 	const org = "org-rounds"
-	waits := []func() ([]eventstore.Position, error){s.AppendAsync(ctx, sampleEvent(org, 0))}
-	waitHeld(t, h)
+	s, h, first := heldRound(t, org)
+	ctx := testCtx(t)
+	waits := []func() ([]eventstore.Position, error){first}
 	for n := 1; n < 10; n++ {
 		waits = append(waits, s.AppendAsync(ctx, sampleEvent(org, n)))
 	}
@@ -127,13 +137,9 @@ func TestAppendsWaitForTheRoundAhead(t *testing.T) {
 // so the wait in the queue is part of DeliveryTimeout, not added to it.
 func TestQueuedAppendKeepsItsAppendTime(t *testing.T) {
 	t.Parallel()
-	s, h := roundsSetup(t, eventstore.AppendRounds(1))
-	defer s.Close()
-	ctx := testCtx(t)
 	const org = "org-stamp"
-	first := s.AppendAsync(ctx, sampleEvent(org, 0))
-	waitHeld(t, h)
-	queued := s.AppendAsync(ctx, sampleEvent(org, 1))
+	s, h, first := heldRound(t, org)
+	queued := s.AppendAsync(testCtx(t), sampleEvent(org, 1))
 	appended := time.Now()
 	if got := s.QueuedAppends(s.PartitionFor(org)); got != 1 {
 		t.Fatalf("%d appends wait for the round ahead, want 1", got)

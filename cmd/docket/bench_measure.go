@@ -36,6 +36,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 	var recs []*kgo.Record
 	var events []domain.Event
 	rounds := max(f.ceilingRounds, 1)
+	viewOpts := (&Config{ViewsWithoutWAL: f.viewsWithoutWAL}).viewsWAL() // the node's
 	for round := range rounds {
 		got, consumed, err := rawConsume(ctx, clock, seeds, st.EventsTopic(), end, max(f.applyRecords, f.ceilingRecords))
 		if err != nil {
@@ -54,11 +55,11 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 		// until 2026-12-07 every apply ran with them live, and the
 		// collector scanned them on the apply path's CPU, which no node
 		// does.
-		apply, err := applyPath(clock, st.Codec(), applied, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)), (&Config{ViewsWithoutWAL: f.viewsWithoutWAL}).viewsWAL()...)
+		apply, err := applyPath(clock, st.Codec(), applied, filepath.Join(e.dir, fmt.Sprintf("apply-%d", round)), viewOpts...)
 		if err != nil {
 			return err
 		}
-		replay, kvs, err := coldReplay(ctx, clock, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end, round == rounds-1, (&Config{ViewsWithoutWAL: f.viewsWithoutWAL}).viewsWAL()...)
+		replay, kvs, err := coldReplay(ctx, clock, st, filepath.Join(e.dir, fmt.Sprintf("replay-%d", round)), end, round == rounds-1, viewOpts...)
 		if err != nil {
 			return err
 		}

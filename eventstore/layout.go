@@ -204,9 +204,15 @@ func (s *Store) readLayout(ctx context.Context, adm *kadm.Client, from int64) (m
 	out := map[layoutKey]layoutEntry{}
 	var end int64
 	// A topic just created reaches a cluster's brokers one by one: until
-	// then it is unknown, unless a ReadOnly store finds none at all.
+	// then it is unknown, unless a ReadOnly store finds none at all. Kafka
+	// counts an unknown topic as retriable, so it is decided before
+	// IsRetriable: a ReadOnly store of a log without layouts waited out its
+	// whole context here (30 s for `docket events`).
 	again := func(err error) bool {
-		return kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicOrPartition) && !s.cfg.noCreate
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return !s.cfg.noCreate
+		}
+		return kerr.IsRetriable(err)
 	}
 	err := retry(ctx, again, func() error {
 		listed, err := adm.ListEndOffsets(ctx, s.cfg.layoutTopic)

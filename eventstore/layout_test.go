@@ -1,9 +1,11 @@
 package eventstore_test
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -204,7 +206,21 @@ func TestReadOnlyStoreRecordsNoLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := openStore(t, seeds, eventstore.Prefix(prefix), eventstore.ReadOnly())
+	// A ReadOnly store takes an unknown topic at its word (ErrNoTopic), and
+	// a broker can answer before it has learned of the new one.
+	kafkatest.WaitTopic(t, adm, prefix+".events")
+	// No layout topic is an answer, not a wait: Open must not retry until
+	// its context ends (it did, and took it as the answer then).
+	ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Second)
+	defer cancel()
+	s, err := eventstore.Open(ctx, seeds, eventstore.Prefix(prefix), eventstore.ReadOnly())
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(s.Close)
+	if ctx.Err() != nil {
+		t.Fatalf("Open returned only when its context ended: %v", ctx.Err())
+	}
 	if got := s.Partitions(); got != 3 {
 		t.Errorf("Partitions = %d, want 3", got)
 	}

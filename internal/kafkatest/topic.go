@@ -34,3 +34,34 @@ func DeleteTopic(t testing.TB, adm *kadm.Client, topic string) {
 		}
 	}
 }
+
+// WaitTopic waits until metadata lists topic, every partition with a
+// leader, for at most 30 s: a broker answers metadata from its own copy of
+// the cluster's, so a topic the controller has just created can still be
+// unknown to it (a ReadOnly store opened at once found no event topic on
+// Kafka 4.1).
+func WaitTopic(t testing.TB, adm *kadm.Client, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if td, ok := md.Topics[topic]; err == nil && ok && td.Err == nil && len(td.Partitions) > 0 && led(td) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s not listed with leaders: %v", topic, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func led(td kadm.TopicDetail) bool {
+	for _, p := range td.Partitions {
+		if p.Err != nil || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -22,17 +22,7 @@ func DeleteTopic(t testing.TB, adm *kadm.Client, topic string) {
 	if err != nil {
 		t.Fatalf("delete %s: %v", topic, err)
 	}
-	for {
-		md, err := adm.Metadata(ctx, topic)
-		if err == nil && md.Topics[topic].Err != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s still listed: %v", topic, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	awaitTopic(t, adm, topic, "still listed", func(td kadm.TopicDetail) bool { return td.Err != nil })
 }
 
 // WaitTopic waits until metadata lists topic, every partition with a
@@ -42,26 +32,34 @@ func DeleteTopic(t testing.TB, adm *kadm.Client, topic string) {
 // Kafka 4.1).
 func WaitTopic(t testing.TB, adm *kadm.Client, topic string) {
 	t.Helper()
+	awaitTopic(t, adm, topic, "not listed with leaders", func(td kadm.TopicDetail) bool {
+		if td.Err != nil || len(td.Partitions) == 0 {
+			return false
+		}
+		for _, p := range td.Partitions {
+			if p.Err != nil || p.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// awaitTopic asks for topic's metadata every 20 ms until done accepts it,
+// and fails the test with what after 30 s.
+func awaitTopic(t testing.TB, adm *kadm.Client, topic, what string, done func(kadm.TopicDetail) bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	for {
 		md, err := adm.Metadata(ctx, topic)
-		if td, ok := md.Topics[topic]; err == nil && ok && td.Err == nil && len(td.Partitions) > 0 && led(td) {
+		if td, ok := md.Topics[topic]; err == nil && ok && done(td) {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s not listed with leaders: %v", topic, ctx.Err())
+			t.Fatalf("%s %s: %v", topic, what, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-func led(td kadm.TopicDetail) bool {
-	for _, p := range td.Partitions {
-		if p.Err != nil || p.Leader < 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -28,6 +28,8 @@ type rate struct {
 	// CPU is what the same seconds cost in CPU, per record; absent where
 	// it was not measured (bench_floor.go).
 	CPU *recordCPU `json:"cpu,omitempty"`
+	// Views is what the views wrote, for the apply path and the replay.
+	Views *viewsWrote `json:"views_wrote,omitempty"`
 }
 
 func newRate(n int, bytes int64, d time.Duration) rate {

@@ -138,7 +138,9 @@ func applyPath(clock cpuClock, codec *eventstore.Codec, recs []*kgo.Record, dir 
 	if err := p.Flush(); err != nil {
 		return rate{}, err
 	}
-	return sw.rate(len(recs), 0), nil
+	r := sw.rate(len(recs), 0)
+	r.Views = wroteBy(v.DB())
+	return r, nil
 }
 
 // coldReplay rebuilds the views cold: a new reader from offset 0 into an empty
@@ -153,6 +155,7 @@ func coldReplay(ctx context.Context, clock cpuClock, store *eventstore.Store, di
 	}
 	defer v.Close()
 	r := sw.rate(int(sumEnds(end)), 0)
+	r.Views = wroteBy(v.DB())
 	if !keep {
 		return r, nil, nil
 	}

@@ -329,6 +329,12 @@ func (r *benchReport) print(w io.Writer) {
 		for i, rd := range c.Rounds {
 			fmt.Fprintf(w, "  consume round %d of %d: raw consume %.0f /s, replay %.0f /s, apply %.0f /s, decode %.0f /s\n",
 				i+1, len(c.Rounds), rd.RawConsume.PerSec, rd.Replay.PerSec, rd.ApplyPath.PerSec, rd.Decode.PerSec)
+			if x := rd.ApplyPath.Views; x != nil {
+				x.print(w, "    the apply path's views")
+			}
+			if x := rd.Replay.Views; x != nil {
+				x.print(w, "    the replay's views")
+			}
 		}
 		for i, rd := range c.ProduceRounds {
 			fmt.Fprintf(w, "  produce round %d of %d: raw produce %.0f /s, raw produce+consume %.0f /s, append path %.0f /s\n",

@@ -127,6 +127,17 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 			t.Fatalf("a round beats the reported best, or measured another log: %+v vs %+v", rd, c)
 		}
 	}
+	// Every round says what its views wrote. Their WAL holds the history's
+	// copy of every event applied, so it took at least the log's values,
+	// half its bytes or more; Pebble counts the WAL in what flushes write,
+	// so the write amplification is at least 1.
+	for i, rd := range c.Rounds {
+		for name, w := range map[string]*viewsWrote{"apply path": rd.ApplyPath.Views, "replay": rd.Replay.Views} {
+			if w == nil || w.WALBytes < uint64(c.RawConsume.Bytes)/2 || w.WriteAmp < 1 || (w.Flushes == 0) != (w.FlushBytes == 0) {
+				t.Errorf("round %d, %s: the views wrote %+v, the log is %d bytes", i+1, name, w, c.RawConsume.Bytes)
+			}
+		}
+	}
 	if len(c.ProduceRounds) != 3 {
 		t.Fatalf("%d produce rounds, want 3", len(c.ProduceRounds))
 	}

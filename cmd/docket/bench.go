@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -152,7 +151,7 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		}
 		closers = append(closers, func() { os.RemoveAll(blobs) })
 	}
-	e.c = &benchClient{http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}, Timeout: time.Minute}}
+	e.c = newBenchClient(1024)
 	cfg := Config{
 		DataDir: filepath.Join(dir, "node"), Listen: "127.0.0.1:0", BrokerListen: "127.0.0.1:0", KafkaBrokers: f.brokers,
 		TopicPrefix: "bench-" + eventstore.NewID(""), Partitions: 12, ReplicationFactor: -1, WorkerConcurrency: f.workers,
@@ -186,6 +185,7 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		return nil, nil, err
 	}
 	e.c.base, e.c.key = "http://"+e.n.httpAddr, strings.TrimSpace(string(key))
+	closers = append(closers, e.c.closeIdle)
 	if f.webhooks {
 		if e.hooks, err = startHookReceiver(e.c); err != nil {
 			cleanup()

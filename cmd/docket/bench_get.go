@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -70,7 +65,7 @@ func loadGet(ctx context.Context, rawURL, key string, l getLoad, stdout io.Write
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := getConn{addr: u.Host, req: req, timeout: l.timeout}
+			c := rawConn{addr: u.Host, timeout: l.timeout}
 			defer c.close()
 			// Each sender takes the next slot, waits for its time and sends:
 			// when every sender is busy (a stalled server), the next slot is
@@ -83,7 +78,7 @@ func loadGet(ctx context.Context, rawURL, key string, l getLoad, stdout io.Write
 					late.Add(1)
 				}
 				sent.Add(1)
-				status, err := c.get()
+				status, err := c.do(req, nil)
 				if err != nil {
 					errs.Add(1)
 					continue
@@ -124,149 +119,6 @@ const getSenders = 128
 // getTimeout is how long one request may take before it counts as an
 // error, as the http.Client the generator used before.
 const getTimeout = 10 * time.Second
-
-// getConn is one sender's keep-alive connection.
-type getConn struct {
-	addr    string
-	req     []byte
-	timeout time.Duration
-	c       net.Conn
-	r       *bufio.Reader
-}
-
-// get sends the request and reads the whole answer. A kept connection
-// that the server closed while it was idle (EOF or a reset before any
-// answer) is dialled again once; anything else is an error.
-func (g *getConn) get() (int, error) {
-	for {
-		reused := g.c != nil
-		if !reused {
-			c, err := net.Dial("tcp", g.addr)
-			if err != nil {
-				return 0, err
-			}
-			g.c, g.r = c, bufio.NewReader(c)
-		}
-		status, err := g.roundTrip()
-		if err == nil {
-			return status, nil
-		}
-		g.close()
-		if !reused || !closedByPeer(err) {
-			return 0, err
-		}
-	}
-}
-
-// roundTrip writes the request and reads the answer with a parser of its
-// own: http.ReadResponse builds a header map per answer, and the node
-// answers with a dozen headers (without its reads, ReadResponse was 28 %
-// of the generator's CPU).
-func (g *getConn) roundTrip() (int, error) {
-	// A server that never answers fails the request instead of holding
-	// the sender.
-	if err := g.c.SetDeadline(time.Now().Add(g.timeout)); err != nil {
-		return 0, err
-	}
-	if _, err := g.c.Write(g.req); err != nil {
-		return 0, err
-	}
-	line, err := g.r.ReadSlice('\n')
-	if err != nil {
-		return 0, err
-	}
-	// "HTTP/1.1 200 OK"
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
-		return 0, fmt.Errorf("bench: malformed status line %q", line)
-	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	if err != nil {
-		return 0, fmt.Errorf("bench: malformed status line %q", line)
-	}
-	length, chunked, closing := int64(-1), false, false
-	for {
-		line, err := g.r.ReadSlice('\n')
-		if err != nil {
-			return 0, err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			break
-		}
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return 0, fmt.Errorf("bench: malformed header %q", line)
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			if length, err = strconv.ParseInt(string(value), 10, 64); err != nil || length < 0 {
-				return 0, fmt.Errorf("bench: malformed Content-Length %q", value)
-			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
-			closing = bytes.EqualFold(value, []byte("close"))
-		}
-	}
-	switch {
-	case chunked:
-		err = g.discardChunks()
-	case length >= 0:
-		_, err = g.r.Discard(int(length))
-	default: // the body ends with the connection
-		_, err = io.Copy(io.Discard, g.r)
-		closing = true
-	}
-	if err != nil {
-		return 0, err
-	}
-	if closing {
-		g.close()
-	}
-	return status, nil
-}
-
-// discardChunks reads a chunked body and its trailer.
-func (g *getConn) discardChunks() error {
-	for {
-		line, err := g.r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		size, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(";"))
-		n, err := strconv.ParseInt(string(size), 16, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("bench: malformed chunk size %q", line)
-		}
-		if n == 0 {
-			break
-		}
-		if _, err := g.r.Discard(int(n) + 2); err != nil {
-			return err
-		}
-	}
-	for { // the trailer, up to its empty line
-		line, err := g.r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimRight(line, "\r\n")) == 0 {
-			return nil
-		}
-	}
-}
-
-func closedByPeer(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
-func (g *getConn) close() {
-	if g.c != nil {
-		g.c.Close()
-		g.c, g.r = nil, nil
-	}
-}
 
 // spawnGetLoad runs the GET generator as a child process of this binary and
 // returns a function that waits for its report.

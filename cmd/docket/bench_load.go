@@ -10,6 +10,8 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +23,8 @@ var errNotFound = errors.New("bench: 404")
 // the batch's webhook (pointing at the bench's own receiver), process.
 type benchClient struct {
 	base, key string
-	hookURL   string // "" without webhooks
-	http      *http.Client
+	hookURL   string        // "" without webhooks
+	idle      chan *rawConn // kept-alive connections to base, free for a call
 	tr        atomic.Pointer[tracker]
 	uploads   hist
 	next      atomic.Int64 // document numbers, unique over the whole run
@@ -44,7 +46,7 @@ func (c *benchClient) batch(ctx context.Context, n int) error {
 		var doc struct {
 			ID string `json:"id"`
 		}
-		if err := c.call(ctx, "POST", "/v1/batches/"+name+"/documents", &buf, mw.FormDataContentType(), http.StatusCreated, &doc); err != nil {
+		if err := c.call(ctx, "POST", "/v1/batches/"+name+"/documents", buf.Bytes(), mw.FormDataContentType(), http.StatusCreated, &doc); err != nil {
 			return err
 		}
 		c.uploads.add(time.Since(t0))
@@ -61,7 +63,7 @@ func (c *benchClient) batch(ctx context.Context, n int) error {
 		// instead of reporting its latency.
 		start := time.Now()
 		for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-			err := c.call(ctx, "PUT", "/v1/batches/"+name+"/webhook", bytes.NewBufferString(body), "application/json", http.StatusOK, nil)
+			err := c.call(ctx, "PUT", "/v1/batches/"+name+"/webhook", []byte(body), "application/json", http.StatusOK, nil)
 			if err == nil {
 				break
 			}
@@ -82,32 +84,79 @@ func (c *benchClient) batch(ctx context.Context, n int) error {
 // in the views after the upload was acknowledged.
 const viewsLagLimit = 30 * time.Second
 
-func (c *benchClient) call(ctx context.Context, method, path string, body io.Reader, ct string, want int, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
+func (c *benchClient) call(ctx context.Context, method, path string, body []byte, ct string, want int, out any) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	addr := strings.TrimPrefix(c.base, "http://")
+	req := make([]byte, 0, 256+len(body))
+	req = append(append(append(append(req, method...), ' '), path...), " HTTP/1.1\r\nHost: "...)
+	req = append(append(append(append(req, addr...), "\r\nAuthorization: Bearer "...), c.key...), "\r\n"...)
 	if ct != "" {
-		req.Header.Set("Content-Type", ct)
+		req = append(append(append(req, "Content-Type: "...), ct...), "\r\n"...)
 	}
-	resp, err := c.http.Do(req)
+	req = strconv.AppendInt(append(req, "Content-Length: "...), int64(len(body)), 10)
+	req = append(append(req, "\r\nUser-Agent: docket-bench\r\n\r\n"...), body...)
+	conn := c.conn(addr)
+	var raw []byte
+	status, err := conn.do(req, &raw)
+	c.release(conn)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench: %s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusNotFound && want != http.StatusNotFound {
+	if status == http.StatusNotFound && want != http.StatusNotFound {
 		return fmt.Errorf("%w: %s %s: %s", errNotFound, method, path, raw)
 	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("bench: %s %s: %d %s", method, path, resp.StatusCode, raw)
+	if status != want {
+		return fmt.Errorf("bench: %s %s: %d %s", method, path, status, raw)
 	}
 	if out != nil {
 		return json.Unmarshal(raw, out)
 	}
 	return nil
 }
+
+// callTimeout is how long one of the lifecycle client's calls may take, as
+// the http.Client it used before allowed.
+const callTimeout = time.Minute
+
+// conn takes an idle connection to addr, or a new one.
+func (c *benchClient) conn(addr string) *rawConn {
+	select {
+	case rc := <-c.idle:
+		return rc
+	default:
+		return &rawConn{addr: addr, timeout: callTimeout}
+	}
+}
+
+// release keeps a connection that is still open for the next call, up to
+// the free list's size.
+func (c *benchClient) release(rc *rawConn) {
+	if rc.c == nil {
+		return
+	}
+	select {
+	case c.idle <- rc:
+	default:
+		rc.close()
+	}
+}
+
+// closeIdle closes the connections the client keeps.
+func (c *benchClient) closeIdle() {
+	for {
+		select {
+		case rc := <-c.idle:
+			rc.close()
+		default:
+			return
+		}
+	}
+}
+
+// newBenchClient makes a client that keeps up to idle connections alive.
+func newBenchClient(idle int) *benchClient { return &benchClient{idle: make(chan *rawConn, idle)} }
 
 // closedLoop runs conc clients until docs documents have been uploaded.
 func (c *benchClient) closedLoop(ctx context.Context, docs, conc, batchSize int) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -439,7 +440,7 @@ func TestBenchLeavesNothingBehind(t *testing.T) {
 	fw, _ := mw.CreateFormFile("file", "left.txt")
 	_, _ = fw.Write(textInvoiceFor(1))
 	_ = mw.Close()
-	if err := e.c.call(ctx, "POST", "/v1/batches/left/documents", &body, mw.FormDataContentType(), http.StatusCreated, nil); err != nil {
+	if err := e.c.call(ctx, "POST", "/v1/batches/left/documents", body.Bytes(), mw.FormDataContentType(), http.StatusCreated, nil); err != nil {
 		cleanup()
 		t.Fatal(err)
 	}
@@ -489,7 +490,8 @@ func TestBenchClientWaitsForLaggingViews(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := &benchClient{base: srv.URL, key: "k", hookURL: "http://127.0.0.1:1/hook", http: srv.Client()}
+	c := newBenchClient(4)
+	c.base, c.key, c.hookURL = srv.URL, "k", "http://127.0.0.1:1/hook"
 	c.tr.Store(newTracker(true))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -498,5 +500,82 @@ func TestBenchClientWaitsForLaggingViews(t *testing.T) {
 	}
 	if time.Now().Before(visibleAt) || puts.Load() < 2 || processed.Load() != 1 {
 		t.Fatalf("registrations %d, process calls %d, done %v before the batch was visible", puts.Load(), processed.Load(), time.Until(visibleAt))
+	}
+}
+
+// TestBenchClientKeepsItsConnections: the lifecycle's client parses answers
+// itself (rawConn). It must read each framing a server may use, the body
+// whole, keep one connection for calls made one after another, dial again
+// after a server's Connection: close, and report 404 and other statuses as
+// the bench expects.
+func TestBenchClientKeepsItsConnections(t *testing.T) {
+	t.Parallel()
+	var conns, calls atomic.Int64
+	big := strings.Repeat("x", 64<<10)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("Content-Type") != "text/plain" || string(b) != "body "+strconv.FormatInt(n, 10) {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		switch n {
+		case 1: // chunked
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":"doc_`)
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, big+`"}`)
+		case 2: // its length given, then the server closes
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":"doc_2"}`)
+		case 3:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":"gone"}`)
+		case 4:
+			w.WriteHeader(http.StatusTeapot)
+			_, _ = io.WriteString(w, "short and stout")
+		default:
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":"doc_n"}`)
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := newBenchClient(4)
+	c.base, c.key = srv.URL, "k"
+	defer c.closeIdle()
+	ctx := context.Background()
+	var doc struct {
+		ID string `json:"id"`
+	}
+	call := func(n int, want int, out any) error {
+		return c.call(ctx, "POST", "/x", []byte("body "+strconv.Itoa(n)), "text/plain", want, out)
+	}
+	if err := call(1, http.StatusCreated, &doc); err != nil || doc.ID != "doc_"+big {
+		t.Fatalf("chunked answer: id of %d bytes, %v", len(doc.ID), err)
+	}
+	if err := call(2, http.StatusCreated, &doc); err != nil || doc.ID != "doc_2" {
+		t.Fatalf("answer before a close: %q, %v", doc.ID, err)
+	}
+	if err := call(3, http.StatusCreated, nil); !errors.Is(err, errNotFound) || !strings.Contains(err.Error(), "gone") {
+		t.Fatalf("a 404 gave %v, want errNotFound with the body", err)
+	}
+	if err := call(4, http.StatusCreated, nil); err == nil || !strings.Contains(err.Error(), "418 short and stout") {
+		t.Fatalf("a 418 gave %v", err)
+	}
+	for n := 5; n <= 20; n++ {
+		if err := call(n, http.StatusCreated, &doc); err != nil || doc.ID != "doc_n" {
+			t.Fatalf("call %d: %q, %v", n, doc.ID, err)
+		}
+	}
+	// One connection until the server closed it after call 2, one after.
+	if conns.Load() != 2 || calls.Load() != 20 {
+		t.Fatalf("%d calls over %d connections, want 20 over 2", calls.Load(), conns.Load())
 	}
 }

@@ -19,8 +19,8 @@ import (
 // where http.Client would hand each request to a connection's goroutines
 // and build a header map per answer (without its reads, ReadResponse was
 // 28 % of the GET generator's CPU; the lifecycle's client and its
-// connections' goroutines were 10-12 % of the bench process's CPU at half
-// of peak: BENCHMARKS.md).
+// connections' goroutines were about a tenth of the bench process's CPU
+// at half of peak: BENCHMARKS.md).
 type rawConn struct {
 	addr    string
 	timeout time.Duration
@@ -144,7 +144,12 @@ func (c *rawConn) readChunks(w io.Writer) error {
 		if n == 0 {
 			break
 		}
-		if _, err := io.CopyN(w, c.r, n); err != nil {
+		if w == io.Discard {
+			_, err = c.r.Discard(int(n))
+		} else {
+			_, err = io.CopyN(w, c.r, n)
+		}
+		if err != nil {
 			return err
 		}
 		if _, err := c.r.Discard(2); err != nil {

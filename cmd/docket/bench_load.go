@@ -84,6 +84,8 @@ func (c *benchClient) batch(ctx context.Context, n int) error {
 // in the views after the upload was acknowledged.
 const viewsLagLimit = 30 * time.Second
 
+// call sends one request and checks its status. ctx is checked before it
+// is sent; a call in flight ends with its answer or after callTimeout.
 func (c *benchClient) call(ctx context.Context, method, path string, body []byte, ct string, want int, out any) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -16,7 +16,9 @@
 //     acknowledged event survives what min.insync.replicas allows. A
 //     partition's appends go out in rounds (AppendRounds): those that
 //     arrive while its round is unacknowledged share the next request,
-//     which is how a busy partition's requests fill without a linger.
+//     which is how a busy partition's requests fill without a linger. An
+//     append that would start a round may wait RoundLinger for company
+//     first, so that an idle partition's appends share requests too.
 //   - One organisation's events share a key, and so a partition: they are
 //     totally ordered, and a fold per organisation needs no cross-partition
 //     coordination. Store.PartitionFor names the partition without

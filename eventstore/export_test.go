@@ -13,3 +13,11 @@ func (s *Store) QueuedAppends(p int32) int {
 	}
 	return 0
 }
+
+// Lingering says whether partition p's next round waits for RoundLinger.
+func (s *Store) Lingering(p int32) bool {
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
+	pr := s.rounds[p]
+	return pr != nil && pr.lingering != 0
+}

@@ -39,6 +39,7 @@ type config struct {
 	maxRecord   int32
 	linger      time.Duration
 	rounds      int
+	roundLinger time.Duration
 	// deliveryTimeout is DeliveryTimeout's.
 	deliveryTimeout time.Duration
 }
@@ -129,6 +130,18 @@ func Linger(d time.Duration) Opt { return func(c *config) { c.linger = d } }
 // append's time in the queue counts towards its DeliveryTimeout. Open
 // refuses a negative value. Default 1.
 func AppendRounds(n int) Opt { return func(c *config) { c.rounds = n } }
+
+// RoundLinger is how long, at most, an append that would start its
+// partition's round (AppendRounds: with the default 1, one that finds no
+// round in flight) waits for other appends first. At a moderate load,
+// without it, most appends find their partition idle and each is a produce
+// request, and a fetch for every consumer, of its own. An append that
+// finds all its partition's rounds in flight waits for one of them anyway
+// and never lingers, so a busy partition's appends wait no longer than
+// without it; unlike Linger, it leaves rounds on. It needs AppendRounds:
+// with none (or with a Linger) it has no effect. Open refuses a negative
+// value. Default 0: none.
+func RoundLinger(d time.Duration) Opt { return func(c *config) { c.roundLinger = d } }
 
 // DeliveryTimeout bounds how long an append waits for its
 // acknowledgement before it fails (franz-go's RecordDeliveryTimeout).

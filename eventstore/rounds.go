@@ -3,6 +3,7 @@ package eventstore
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -17,9 +18,20 @@ import (
 // sends a record as soon as fewer than five requests are in flight to its
 // broker (the most an idempotent producer may have), so at a moderate
 // load most of its requests carry one or two records.
+//
+// An append that would start a round waits up to RoundLinger for company
+// first (linger), so that at a moderate load, where most appends find
+// their partition idle, the appends of a millisecond share a request. One
+// that finds all its partition's rounds in flight waits for one of them
+// anyway, and never lingers.
 type partRounds struct {
 	inflight int
 	queue    []queuedRecord
+	// lingering is the generation of the pending linger's timer, 0 when
+	// none is pending; a timer whose generation is no longer current
+	// (its round started without it) does nothing.
+	lingering uint64
+	gen       uint64
 }
 
 type queuedRecord struct {
@@ -57,16 +69,41 @@ func (s *Store) produceLocked(ctx context.Context, parts []int32, recs []*kgo.Re
 		if i > 0 && parts[i-1] == p {
 			continue
 		}
-		if pr := s.rounds[p]; len(pr.queue) > 0 && pr.inflight < s.cfg.rounds {
+		pr := s.rounds[p]
+		switch {
+		case len(pr.queue) == 0 || pr.inflight >= s.cfg.rounds || pr.lingering != 0:
+		case s.cfg.roundLinger <= 0:
 			s.startRoundLocked(p, pr)
+		default:
+			s.lingerLocked(p, pr)
 		}
 	}
+}
+
+// lingerLocked starts p's round once RoundLinger has passed, unless it
+// has started by then.
+func (s *Store) lingerLocked(p int32, pr *partRounds) {
+	pr.gen++
+	gen := pr.gen
+	pr.lingering = gen
+	time.AfterFunc(s.cfg.roundLinger, func() {
+		s.stampMu.Lock()
+		defer s.stampMu.Unlock()
+		if pr.lingering != gen {
+			return
+		}
+		pr.lingering = 0
+		if len(pr.queue) > 0 && pr.inflight < s.cfg.rounds && !s.closed {
+			s.startRoundLocked(p, pr)
+		}
+	})
 }
 
 // startRoundLocked produces everything p's queue holds as one round.
 func (s *Store) startRoundLocked(p int32, pr *partRounds) {
 	round := pr.queue
 	pr.queue = nil
+	pr.lingering = 0
 	pr.inflight++
 	var left atomic.Int32
 	left.Store(int32(len(round)))

@@ -73,6 +73,9 @@ func Open(ctx context.Context, seeds []string, opts ...Opt) (*Store, error) {
 	if cfg.rounds < 0 {
 		return nil, fmt.Errorf("%w: AppendRounds %d is negative", ErrInvalidOption, cfg.rounds)
 	}
+	if cfg.roundLinger < 0 {
+		return nil, fmt.Errorf("%w: RoundLinger %s is negative", ErrInvalidOption, cfg.roundLinger)
+	}
 	if cfg.linger > 0 {
 		cfg.rounds = 0
 	}

@@ -24,7 +24,7 @@ import (
 type benchFlags struct {
 	docs, conc, batchSize, workers, getConc int
 	rate, getRate, getIngest                float64
-	duration, rssEvery, linger              time.Duration
+	duration, rssEvery, linger, roundLinger time.Duration
 	rounds                                  int
 	brokers, cpuProfile, loadGet, ceilProf  string
 	blobDir                                 string
@@ -58,6 +58,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.rssEvery, "rss-interval", 10*time.Second, "resident-size sampling interval during the open loop")
 	fs.IntVar(&f.workers, "worker-concurrency", 8, "worker slots of the node")
 	fs.DurationVar(&f.linger, "produce-linger", 0, "the node's --produce-linger (the raw produce ceiling keeps none)")
+	fs.DurationVar(&f.roundLinger, "round-linger", time.Millisecond, "the node's --round-linger, also the append path's")
 	fs.BoolVar(&f.viewsWithoutWAL, "views-without-wal", false, "the node's --views-without-wal, also the apply path's and the replay's")
 	fs.IntVar(&f.rounds, "append-rounds", 1, "the node's --append-rounds, also the append path's (-1: off; the raw produce ceiling leaves batching to franz-go)")
 	fs.StringVar(&f.brokers, "kafka-brokers", env("kafka-brokers", ""), "external Kafka brokers (default: embedded)")
@@ -158,7 +159,7 @@ func startBenchEnv(ctx context.Context, f benchFlags, stderr io.Writer) (*benchE
 		DocumentTimeout: time.Minute, MaxPages: 50, MaxUpload: 1 << 20, StatusRate: 1 << 30, IPRate: 1 << 30, Rate: 1 << 30,
 		LogFormat: "json", LogLevel: "error", Roles: "api,projections,duties,worker",
 		WebhookAllowLoopback: true, WebhookSchedule: "0s,1s,5s", StallAfter: 5 * time.Minute,
-		ProduceLinger: f.linger, AppendRounds: f.rounds, ViewsWithoutWAL: f.viewsWithoutWAL, BlobDir: blobs,
+		ProduceLinger: f.linger, AppendRounds: f.rounds, RoundLinger: f.roundLinger, ViewsWithoutWAL: f.viewsWithoutWAL, BlobDir: blobs,
 	}
 	// The dispatch hop ends when the worker takes the item: its record's
 	// produce timestamp.
@@ -204,7 +205,7 @@ func runBench(ctx context.Context, f benchFlags, stderr io.Writer) (*benchReport
 		return nil, err
 	}
 	defer cleanup()
-	rep := &benchReport{Broker: "embedded (kfake, fsync per produced batch)", GoMaxProcs: runtimeProcs(), GCPercent: gcPercentNow(), Linger: f.linger.String(), AppendRounds: f.rounds, ViewsWithoutWAL: f.viewsWithoutWAL, WorkerSlots: f.workers, BatchSize: f.batchSize, Webhooks: f.webhooks}
+	rep := &benchReport{Broker: "embedded (kfake, fsync per produced batch)", GoMaxProcs: runtimeProcs(), GCPercent: gcPercentNow(), Linger: f.linger.String(), RoundLinger: f.roundLinger.String(), AppendRounds: f.rounds, ViewsWithoutWAL: f.viewsWithoutWAL, WorkerSlots: f.workers, BatchSize: f.batchSize, Webhooks: f.webhooks}
 	if f.brokers != "" {
 		rep.Broker = f.brokers
 	}

@@ -118,7 +118,7 @@ func (e *benchEnv) measureCeilings(ctx context.Context, f benchFlags, rep *bench
 			return err
 		}
 		syncDisks()
-		if pr.AppendPath, err = appendPath(ctx, seeds, fmt.Sprintf("bench-append-%s-%d", id, round), parts, events, f.conc, f.linger, (&Config{AppendRounds: f.rounds}).appendRounds()); err != nil {
+		if pr.AppendPath, err = appendPath(ctx, seeds, fmt.Sprintf("bench-append-%s-%d", id, round), parts, events, f.conc, f.linger, f.roundLinger, (&Config{AppendRounds: f.rounds}).appendRounds()); err != nil {
 			return err
 		}
 		c.ProduceRounds = append(c.ProduceRounds, pr)

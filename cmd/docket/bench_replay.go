@@ -19,12 +19,12 @@ import (
 
 // appendPath appends the given events again, to fresh topics under prefix,
 // through the event store (Avro encoding, the store's producer, with the
-// node's linger and append rounds) from conc goroutines that each append one
+// node's linger, append rounds and round linger) from conc goroutines that each append one
 // event and wait for it: docket's append path on the very records the raw
 // producer copies.
-func appendPath(ctx context.Context, seeds []string, prefix string, partitions int32, events []domain.Event, conc int, linger time.Duration, rounds int) (rate, error) {
+func appendPath(ctx context.Context, seeds []string, prefix string, partitions int32, events []domain.Event, conc int, linger, roundLinger time.Duration, rounds int) (rate, error) {
 	store, err := eventstore.Open(ctx, seeds, eventstore.Prefix(prefix), eventstore.Partitions(partitions), eventstore.Linger(linger),
-		eventstore.AppendRounds(rounds))
+		eventstore.AppendRounds(rounds), eventstore.RoundLinger(roundLinger))
 	if err != nil {
 		return rate{}, err
 	}

@@ -13,6 +13,8 @@ type benchReport struct {
 	GCPercent  int    `json:"gc_percent"`     // the Go runtime's GOGC during the run
 	CGO        bool   `json:"cgo"`            // the binary links cgo: Pebble's memory is then outside the Go heap
 	Linger     string `json:"produce_linger"` // the node's --produce-linger
+	// RoundLinger is the node's --round-linger, also the append path's.
+	RoundLinger string `json:"round_linger"`
 	// AppendRounds is the node's --append-rounds (-1: off).
 	AppendRounds    int  `json:"append_rounds"`
 	ViewsWithoutWAL bool `json:"views_without_wal"` // the node's --views-without-wal, also the apply path's and the replay's
@@ -237,7 +239,7 @@ func (r *benchReport) ratios() {
 }
 
 func (r *benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v produce_linger=%s append_rounds=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.Linger, r.AppendRounds, r.WorkerSlots, r.BatchSize, r.Webhooks)
+	fmt.Fprintf(w, "broker=%s gomaxprocs=%d gc_percent=%d cgo=%v produce_linger=%s round_linger=%s append_rounds=%d worker_slots=%d batch_size=%d webhooks=%v\n", r.Broker, r.GoMaxProcs, r.GCPercent, r.CGO, r.Linger, r.RoundLinger, r.AppendRounds, r.WorkerSlots, r.BatchSize, r.Webhooks)
 	if r.FileCreate != nil {
 		fmt.Fprintf(w, "creating a file where the uploads go: %s\n", r.FileCreate)
 	}

@@ -51,8 +51,9 @@ func TestBenchRunsTheWholeSet(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	if rep.AppendRounds != 1 || rep.Linger != "0s" || rep.ViewsWithoutWAL {
-		t.Fatalf("the node's settings: %d append rounds, %s linger, views without a WAL %v; want the defaults, 1, 0s and false", rep.AppendRounds, rep.Linger, rep.ViewsWithoutWAL)
+	if rep.AppendRounds != 1 || rep.Linger != "0s" || rep.RoundLinger != "1ms" || rep.ViewsWithoutWAL {
+		t.Fatalf("the node's settings: %d append rounds, %s linger, %s round linger, views without a WAL %v; want the defaults, 1, 0s, 1ms and false",
+			rep.AppendRounds, rep.Linger, rep.RoundLinger, rep.ViewsWithoutWAL)
 	}
 	if rep.Peak == nil || rep.Peak.Documents != 12 || rep.Peak.Failed != 0 || rep.Peak.ToNotified == nil || rep.Peak.ToNotified.Count != 12 {
 		t.Fatalf("closed loop: %+v", rep.Peak)

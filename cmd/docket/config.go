@@ -91,6 +91,16 @@ type Config struct {
 	// default, 1; -1 turns rounds off and leaves batching to franz-go, as
 	// does a ProduceLinger.
 	AppendRounds int
+	// RoundLinger is how long, at most, an append that would start its
+	// partition's round waits for other appends first
+	// (eventstore.RoundLinger); one that finds the partition's rounds in
+	// flight never waits for it. At a moderate load it makes the appends
+	// of a millisecond share a produce request, and the fetches that
+	// follow, for up to that much more latency per append: 1 ms raised the
+	// bench's peak by 7-49 % (BENCHMARKS.md, "The round linger"). It needs
+	// append rounds: with AppendRounds -1 or a ProduceLinger it has no
+	// effect. Default 1ms (the flag's); 0 turns it off.
+	RoundLinger time.Duration
 	// ViewsWithoutWAL drops Pebble's write-ahead log for the views
 	// (projections.WithoutWAL): what a crash of the process loses of them
 	// the node applies again from the log before it serves. Default false.
@@ -234,6 +244,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ProduceLinger < 0 || c.ProduceLinger > time.Second {
 		errs = append(errs, errors.New("--produce-linger must be between 0 and 1s"))
+	}
+	if c.RoundLinger < 0 || c.RoundLinger > time.Second {
+		errs = append(errs, errors.New("--round-linger must be between 0 and 1s"))
 	}
 	if c.AppendRounds == 0 {
 		c.AppendRounds = 1 // the zero value means the documented default
@@ -444,6 +457,7 @@ func (c *Config) bindFlags(fs *flag.FlagSet) {
 	dur(&c.BodyIdleTimeout, "body-idle-timeout", "30s", "time a request body may stall")
 	dur(&c.BodyTimeout, "body-timeout", "5m", "time limit for a request body")
 	dur(&c.ProduceLinger, "produce-linger", "0s", "time the producer waits for more records of a partition before sending them")
+	dur(&c.RoundLinger, "round-linger", "1ms", "time an append that would start its partition's round waits for others first")
 	dur(&c.LostWorkCheck, "lost-work-check", "30s", "how often the duties look for work items deleted unread (retention, or the work topic created again)")
 	str(&c.HandleKeys, "handle-keys", "", "job handle signing keys kid:base64,... (default: generated into <data-dir>/handle-keys)")
 	sa, _ := time.ParseDuration(env("stall-after", "5m"))

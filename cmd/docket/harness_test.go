@@ -60,6 +60,7 @@ func testConfig(t *testing.T) Config {
 		KafkaBrokers: os.Getenv(brokersEnv), TopicPrefix: "e2e-" + hex.EncodeToString(b[:]),
 		Partitions: 4, WorkerConcurrency: 4, DocumentTimeout: 30 * time.Second, MaxPages: 50,
 		MaxUpload: 1 << 20, StatusRate: 100000, Rate: 1000000, IPRate: 1000000, LogFormat: "json", LogLevel: "warn",
+		RoundLinger: time.Millisecond, // serve's default: the suites run what is deployed
 	}
 	// With a test S3 server (scripts/s3/s3.sh), documents go there, under
 	// a prefix of their own, as they would on a multi-node deployment.

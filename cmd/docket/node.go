@@ -106,7 +106,7 @@ func startNodeWith(ctx context.Context, cfg Config, log zerolog.Logger, viewOpts
 	n.store, err = eventstore.Open(openCtx, seeds, eventstore.Prefix(cfg.TopicPrefix), eventstore.Partitions(int32(cfg.Partitions)),
 		eventstore.ReplicationFactor(int16(cfg.ReplicationFactor)), eventstore.MinInsyncReplicas(cfg.MinInsyncReplicas), eventstore.Logger(log),
 		eventstore.MaxRecordBytes(int32(cfg.MaxRecordBytes)), eventstore.Linger(cfg.ProduceLinger),
-		eventstore.AppendRounds(cfg.appendRounds()),
+		eventstore.AppendRounds(cfg.appendRounds()), eventstore.RoundLinger(cfg.RoundLinger),
 		eventstore.SchemaRegistry(cfg.SchemaRegistryURL),
 		eventstore.OnAppend(n.metrics.Appended), eventstore.KafkaHooks(n.metrics.KafkaHook()))
 	if err != nil {

@@ -21,3 +21,13 @@ func (s *Store) Lingering(p int32) bool {
 	pr := s.rounds[p]
 	return pr != nil && pr.lingering != 0
 }
+
+// RoundsStarted is how many rounds partition p has started.
+func (s *Store) RoundsStarted(p int32) int {
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
+	if pr := s.rounds[p]; pr != nil {
+		return pr.started
+	}
+	return 0
+}

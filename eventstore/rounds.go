@@ -32,6 +32,8 @@ type partRounds struct {
 	// (its round started without it) does nothing.
 	lingering uint64
 	gen       uint64
+	// started counts the partition's rounds, for the tests.
+	started int
 }
 
 type queuedRecord struct {
@@ -105,6 +107,7 @@ func (s *Store) startRoundLocked(p int32, pr *partRounds) {
 	pr.queue = nil
 	pr.lingering = 0
 	pr.inflight++
+	pr.started++
 	var left atomic.Int32
 	left.Store(int32(len(round)))
 	for _, q := range round {
